@@ -1,0 +1,690 @@
+"""Discrete-event simulation of news revisit policies under a request budget (no HTTP).
+
+Run: ``.venv/bin/python benchmarks/revisit_sim.py`` (``--help`` for scale options).
+
+The world (deterministic from ``--seed``)
+-----------------------------------------
+* ``--channels`` channel (index) pages on ``--hosts`` hosts. Each channel publishes articles as
+  a non-homogeneous Poisson process: a mean rate drawn log-uniformly from 1 to 200 articles/day,
+  times a newsroom daily profile (quiet at night, busy mornings) in the host's local time; hosts
+  sit in UTC+8, UTC+1 or UTC−5, so profiles are out of phase across hosts.
+* A channel page lists only its newest 20 articles; an article drops off when the 20th newer one
+  appears.
+* Each article gets 0–3 corrections (P = .45/.30/.15/.10), at offsets drawn from an exponential
+  with mean 1.5 h truncated at 12 h after publication.
+* Validators per host: ``good`` (ETag/Last-Modified change exactly when the page does),
+  ``absent`` (none), ``stale`` (validators refreshed only every 6 h, so a conditional request is
+  answered 304/"unchanged" while the page did change), ``always`` (Last-Modified = now, a new
+  ETag on every response).
+
+What is measured
+----------------
+* **Discovery latency**: time from an article's publication to the first channel visit whose
+  response showed it. Median and p90 over articles published after a one-day warm-up and at
+  least one day before the end (every policy gets the same warm-up).
+* **Missed**: articles pushed off their list (past the newest 20) before any visit saw them.
+* **Capture latency**: for articles with at least one correction, time from the *last*
+  correction to the first fetch that retrieved the corrected text (the discovery fetch counts
+  if it came after the last correction). Articles are tracked for 24 h after discovery; a final
+  version not fetched by then counts as never captured (``inf`` in the percentiles, and the
+  ``capt%`` column gives the share captured).
+* **Requests/bytes**: every HTTP request a policy made. ``ch req/h`` = channel-page requests per
+  hour (what the budget limits); ``304`` = conditional GETs answered Not Modified; ``HEAD`` =
+  HEAD probes; ``art req`` = article requests (first fetches + re-checks); ``GB`` = bytes.
+
+The budget
+----------
+The budget (600 / 1200 / 2400 requests/hour) limits *channel-page* requests: the fetcher has one
+slot every ``3600/B`` s and each slot is one HTTP request (a conditional GET is one request; a
+HEAD probe is one request and the GET after it another). Article fetches — the first GET of
+every discovered article and the correction re-checks — are outside this budget: every policy
+must fetch each article it discovers once, and the re-checks are counted and reported in
+``art req`` so their cost is visible. Policies that schedule only due pages (Nutch, halve/double)
+leave slots idle when nothing is due; round-robin, the oracle and newscrawl use every slot.
+
+The policies
+------------
+* ``round-robin``: channels in a fixed order, one per slot; articles re-checked hourly.
+* ``nutch``: Nutch ``AdaptiveFetchSchedule`` (×1.4 unchanged, ×0.8 changed, sync-delta 0.3,
+  initial 1 h) on every page; the most overdue due page is fetched at each slot.
+* ``halve/double``: Risvik & Michelsen's proximity rule (×2 / ×½, initial 1 h) on every page.
+* ``newscrawl``: :class:`ChannelScheduler` on channels (√-rate budget split of *estimated*
+  link yields with a drop-off floor and learned host daily profiles), :class:`CorrectionDecay`
+  on articles, conditional GETs / HEAD probes only on hosts whose validators it has learned to
+  trust (otherwise full GETs and a fingerprint), with an unconditional audit GET every 10th
+  visit of a trusted host. It sees only what a crawler sees: response times, whether the list
+  changed, how many new links it listed, validators.
+* ``oracle``: knows every channel's true instantaneous rate λᵢ(t) and splits the budget
+  ∝ √λᵢ(t) (same clamps); it fetches each article exactly at its corrections.
+
+All policies use the same ``[min, max]`` interval clamp (60 s, 1 day).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import math
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from newscrawl.algorithms.revisit import (  # noqa: E402
+    HOW_CONDITIONAL,
+    HOW_FINGERPRINT,
+    HOW_FIRST,
+    ChannelScheduler,
+    CorrectionDecay,
+    HalveDouble,
+    NutchAdaptive,
+    Observation,
+    sqrt_allocation,
+)
+
+HOUR = 3600.0
+DAY = 86400.0
+
+#: Newsroom publishing profile by local hour (normalised to mean 1 below).
+LOCAL_PROFILE = np.array(
+    [0.25, 0.15, 0.1, 0.1, 0.1, 0.2, 0.4, 0.8, 1.3, 1.6, 1.7, 1.6,
+     1.4, 1.4, 1.5, 1.5, 1.4, 1.3, 1.2, 1.2, 1.1, 0.9, 0.6, 0.4]
+)
+LOCAL_PROFILE = LOCAL_PROFILE / LOCAL_PROFILE.mean()
+TZ_CHOICES = (8, 1, -5)
+TZ_WEIGHTS = (0.6, 0.2, 0.2)
+VALIDATOR_MODES = ("good", "absent", "stale", "always")
+VALIDATOR_SHARES = (0.55, 0.2, 0.125, 0.125)
+STALE_PERIOD = 6 * HOUR
+CORRECTION_P = (0.45, 0.30, 0.15, 0.10)
+CORRECTION_MEAN = 1.5 * HOUR
+CORRECTION_MAX = 12 * HOUR
+HEAD_BYTES = 450
+NOT_MODIFIED_BYTES = 350
+
+POLICIES = ("round-robin", "nutch", "halve/double", "newscrawl", "oracle")
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    channels: int = 320
+    hosts: int = 32
+    days: float = 7.0
+    warmup_days: float = 1.0
+    tail_days: float = 1.0
+    index_size: int = 20
+    rate_min: float = 1.0  # articles/day
+    rate_max: float = 200.0
+    min_interval: float = 60.0
+    max_interval: float = DAY
+    initial_interval: float = HOUR
+    article_window: float = DAY  # articles are re-checked for this long after discovery
+    article_max_interval: float = DAY
+    realloc: float = 300.0  # seconds between budget re-allocations (newscrawl, oracle)
+    audit_every: int = 10
+    trust_after: int = 6
+    seed: int = 20240601
+    budgets: tuple[int, ...] = (600, 1200, 2400)
+
+
+# --- the world ----------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    cfg: SimConfig
+    host_of: np.ndarray  # channel -> host
+    tz: np.ndarray  # host -> UTC offset hours
+    mode: list[str]  # host -> validator mode
+    rate: np.ndarray  # channel -> mean articles/second
+    pubs: list[list[float]]  # channel -> sorted publication times
+    offset: np.ndarray  # channel -> index of its first article in the global arrays
+    pub: np.ndarray  # article -> publication time
+    chan: np.ndarray  # article -> channel
+    corrections: list[tuple[float, ...]]  # article -> absolute correction times
+    page_bytes: np.ndarray  # host -> channel page size
+    article_bytes: np.ndarray  # host -> article size
+    profile: np.ndarray = field(default_factory=lambda: LOCAL_PROFILE)
+
+    def true_rate(self, t: float) -> np.ndarray:
+        """Every channel's instantaneous rate at ``t`` (articles/second)."""
+        hours = ((t / HOUR + self.tz[self.host_of]) % 24).astype(int)
+        return self.rate * self.profile[hours]
+
+
+def make_world(cfg: SimConfig) -> World:
+    rng = np.random.default_rng(cfg.seed)
+    n, h = cfg.channels, cfg.hosts
+    host_of = np.concatenate([np.arange(h), rng.integers(0, h, n - h)]) if n >= h else np.arange(n) % h
+    rng.shuffle(host_of)
+    tz = rng.choice(TZ_CHOICES, size=h, p=TZ_WEIGHTS)
+    counts = np.floor(np.array(VALIDATOR_SHARES) * h).astype(int)
+    counts[0] += h - counts.sum()
+    mode = [m for m, c in zip(VALIDATOR_MODES, counts) for _ in range(c)]
+    rng.shuffle(mode)
+    per_day = np.exp(rng.uniform(math.log(cfg.rate_min), math.log(cfg.rate_max), n))
+    rate = per_day / DAY
+    horizon = cfg.days * DAY
+    pmax = LOCAL_PROFILE.max()
+    pubs: list[list[float]] = []
+    for i in range(n):
+        k = rng.poisson(rate[i] * pmax * horizon)
+        cand = np.sort(rng.uniform(0.0, horizon, k))
+        local = ((cand / HOUR + tz[host_of[i]]) % 24).astype(int)
+        keep = rng.uniform(0.0, pmax, k) < LOCAL_PROFILE[local]
+        pubs.append(cand[keep].tolist())
+    sizes = np.array([len(p) for p in pubs])
+    offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+    pub = np.concatenate([np.array(p) for p in pubs]) if sizes.sum() else np.zeros(0)
+    chan = np.repeat(np.arange(n), sizes)
+    ncorr = rng.choice(len(CORRECTION_P), size=len(pub), p=CORRECTION_P)
+    # truncated exponential offsets by inverse CDF
+    cap = 1.0 - math.exp(-CORRECTION_MAX / CORRECTION_MEAN)
+    corrections: list[tuple[float, ...]] = []
+    for a in range(len(pub)):
+        k = int(ncorr[a])
+        if k == 0:
+            corrections.append(())
+            continue
+        u = rng.uniform(0.0, cap, k)
+        offs = np.sort(-CORRECTION_MEAN * np.log1p(-u))
+        corrections.append(tuple(float(pub[a] + o) for o in offs))
+    page_bytes = rng.integers(60_000, 250_000, h)
+    article_bytes = rng.integers(30_000, 120_000, h)
+    return World(cfg, host_of, tz, mode, rate, pubs, offset, pub, chan, corrections, page_bytes, article_bytes)
+
+
+# --- validator trust (models the HEAD middleware's per-host learning, DESIGN §5) ------------
+
+
+class ValidatorTrust:
+    """Per host: trust validators only after ``need`` full responses agreed with the content.
+
+    On every full (unconditional) response the validator change since the previous full
+    response of the same page is compared with the fingerprint change: a mismatch marks the
+    host as lying for good; no validator marks it absent. Trusted = no mismatch, ``need``
+    agreeing pairs, at least two of them "changed" and two "unchanged".
+    """
+
+    def __init__(self, hosts: int, need: int) -> None:
+        self.need = need
+        self.bad = [False] * hosts
+        self.agree = [0] * hosts
+        self.seen_changed = [0] * hosts
+        self.seen_same = [0] * hosts
+        self.trusted = [False] * hosts
+        self.timeline: list[list[tuple[float, bool]]] = [[(0.0, False)] for _ in range(hosts)]
+
+    def update(self, host: int, t: float, validator_changed: bool | None, content_changed: bool) -> None:
+        if validator_changed is None or validator_changed != content_changed:
+            self.bad[host] = True
+        else:
+            self.agree[host] += 1
+            if content_changed:
+                self.seen_changed[host] += 1
+            else:
+                self.seen_same[host] += 1
+        ok = (not self.bad[host] and self.agree[host] >= self.need
+              and self.seen_changed[host] >= 2 and self.seen_same[host] >= 2)
+        if ok != self.trusted[host]:
+            self.trusted[host] = ok
+            self.timeline[host].append((t, ok))
+
+    def trusted_at(self, host: int, t: float) -> bool:
+        line = self.timeline[host]
+        i = bisect.bisect_right([x for x, _ in line], t) - 1
+        return line[max(i, 0)][1]
+
+
+def server_validator(mode: str, count_at, t: float):
+    """The validator a server sends at ``t`` for a page whose version is ``count_at(t)``."""
+    if mode == "good":
+        return count_at(t)
+    if mode == "stale":
+        return count_at(math.floor(t / STALE_PERIOD) * STALE_PERIOD)
+    if mode == "always":
+        return ("t", t)
+    return None
+
+
+# --- channel phase ------------------------------------------------------------------------
+
+
+@dataclass
+class ChannelResult:
+    disc: np.ndarray  # article -> discovery time (nan = not yet)
+    missed: np.ndarray  # article -> dropped before seen
+    get_full: int = 0
+    not_modified: int = 0
+    head: int = 0
+    bytes: float = 0.0
+    slots_used: int = 0
+    trust: ValidatorTrust | None = None
+
+
+def simulate_channels(world: World, policy: str, budget: int) -> ChannelResult:
+    cfg = world.cfg
+    n = cfg.channels
+    L = cfg.index_size
+    horizon = cfg.days * DAY
+    dt = HOUR / budget
+    pubs = world.pubs
+    offset = world.offset
+    host_of = world.host_of.tolist()
+    page_bytes = world.page_bytes.tolist()
+    res = ChannelResult(disc=np.full(len(world.pub), np.nan), missed=np.zeros(len(world.pub), bool))
+    disc, missed = res.disc, res.missed
+    seen = [0] * n  # articles of the channel seen so far (content version at last full view)
+    lo_i, hi_i = cfg.min_interval, cfg.max_interval
+
+    def view(i: int, t: float) -> tuple[int, bool, int]:
+        """A full response of channel i at t: returns (new links, changed, listed)."""
+        c = bisect.bisect_right(pubs[i], t)
+        s = seen[i]
+        first_visible = max(c - L, 0)
+        lo = max(s, first_visible)
+        o = offset[i]
+        if first_visible > s:
+            missed[o + s:o + first_visible] = True
+        if c > lo:
+            disc[o + lo:o + c] = t
+        seen[i] = c
+        return c - lo, c != s, min(c, L)
+
+    due = np.zeros(n)
+    if policy == "round-robin":
+        order = list(range(n))
+        k = 0
+        t = 0.0
+        while t < horizon:
+            i = order[k % n]
+            k += 1
+            view(i, t)
+            res.get_full += 1
+            res.bytes += page_bytes[host_of[i]]
+            t += dt
+        res.slots_used = k
+        return res
+
+    if policy in ("nutch", "halve/double"):
+        nutch = NutchAdaptive(initial_interval=cfg.initial_interval)
+        hd = HalveDouble(initial_interval=cfg.initial_interval)
+        interval = [cfg.initial_interval] * n
+        modified = [0.0] * n
+        visited = [False] * n
+        t = 0.0
+        used = 0
+        while t < horizon:
+            i = int(np.argmin(due))
+            if due[i] <= t:
+                used += 1
+                _, changed, _ = view(i, t)
+                res.get_full += 1
+                res.bytes += page_bytes[host_of[i]]
+                if not visited[i]:
+                    visited[i] = True
+                    modified[i] = t
+                    due[i] = t + interval[i]
+                elif policy == "nutch":
+                    interval[i], modified[i], due[i] = nutch.step(
+                        interval[i], modified[i], t, changed, min_interval=lo_i, max_interval=hi_i)
+                else:
+                    interval[i] = hd.step(interval[i], changed, min_interval=lo_i, max_interval=hi_i)
+                    due[i] = t + interval[i]
+            t += dt
+        res.slots_used = used
+        return res
+
+    # EDF on allocated intervals: newscrawl (estimated rates) and oracle (true rates)
+    last = np.full(n, -np.inf)
+    ivals = np.zeros(n)
+    next_alloc = 0.0
+    t = 0.0
+    used = 0
+    if policy == "oracle":
+        while t < horizon:
+            if t >= next_alloc:
+                r = world.true_rate(t)
+                alloc = sqrt_allocation(dict(enumerate(r.tolist())), budget / HOUR,
+                                        min_interval=lo_i, max_interval=hi_i)
+                ivals = np.array([alloc[j] for j in range(n)])
+                next_alloc = t + cfg.realloc
+            i = int(np.argmin(last + ivals))
+            used += 1
+            view(i, t)
+            last[i] = t
+            res.get_full += 1
+            res.bytes += page_bytes[host_of[i]]
+            t += dt
+        res.slots_used = used
+        return res
+
+    assert policy == "newscrawl", policy
+    sched = ChannelScheduler(budget_per_hour=budget, min_interval=lo_i, max_interval=hi_i, index_size=L)
+    trust = ValidatorTrust(cfg.hosts, cfg.trust_after)
+    res.trust = trust
+    modes = world.mode
+    client_validator: list[object] = [None] * n
+    full_validator: list[object] = [None] * n  # validator at the last full (unconditional) view
+    full_count: list[int] = [-1] * n  # content version at the last full view
+    host_visits = [0] * cfg.hosts
+    keys = list(range(n))
+    while t < horizon:
+        if t >= next_alloc:
+            alloc = sched.intervals(t, keys)
+            ivals = np.array([alloc[j] for j in keys])
+            next_alloc = t + cfg.realloc
+        i = int(np.argmin(last + ivals))
+        used += 1
+        h = host_of[i]
+        mode = modes[h]
+        host_visits[h] += 1
+        first = last[i] == -np.inf
+        last[i] = t
+
+        def count_at(x: float, _i: int = i) -> int:
+            return bisect.bisect_right(pubs[_i], x)
+
+        sv = server_validator(mode, count_at, t)
+        conditional = (trust.trusted[h] and host_visits[h] % cfg.audit_every != 0
+                       and client_validator[i] is not None)
+        if conditional and sv == client_validator[i]:
+            res.not_modified += 1
+            res.bytes += NOT_MODIFIED_BYTES
+            obs = Observation(t, False, HOW_CONDITIONAL, 0, None, None)
+        else:
+            new, changed, listed = view(i, t)
+            res.get_full += 1
+            res.bytes += page_bytes[h]
+            client_validator[i] = sv
+            if not conditional:  # an unconditional GET: check the validators against the text
+                c = seen[i]
+                if full_count[i] >= 0:
+                    vchanged = None if sv is None else sv != full_validator[i]
+                    trust.update(h, t, vchanged, c != full_count[i])
+                full_count[i] = c
+                full_validator[i] = sv
+            obs = Observation(t, changed, HOW_FIRST if first else HOW_FINGERPRINT, new, None, listed)
+        sched.observe(i, obs, group=h)
+        t += dt
+    res.slots_used = used
+    return res
+
+
+# --- article phase ------------------------------------------------------------------------
+
+
+@dataclass
+class ArticleResult:
+    capture: np.ndarray  # corrected article -> capture latency (inf = never)
+    first_gets: int = 0
+    gets: int = 0
+    heads: int = 0
+    bytes: float = 0.0
+
+
+def _version(corr: tuple[float, ...], t: float) -> int:
+    return bisect.bisect_right(corr, t)
+
+
+def simulate_articles(world: World, policy: str, ch: ChannelResult, idx: np.ndarray) -> ArticleResult:
+    """Correction re-checks of the discovered articles ``idx`` (independent of the budget)."""
+    cfg = world.cfg
+    horizon = cfg.days * DAY
+    art_bytes = world.article_bytes.tolist()
+    host_of = world.host_of.tolist()
+    captures: list[float] = []
+    res = ArticleResult(capture=np.zeros(0))
+    decay = CorrectionDecay()
+    nutch = NutchAdaptive(initial_interval=cfg.initial_interval)
+    hd = HalveDouble(initial_interval=cfg.initial_interval)
+    lo_i, hi_i = cfg.min_interval, cfg.article_max_interval
+    for a in idx.tolist():
+        d = float(ch.disc[a])
+        corr = world.corrections[a]
+        h = host_of[int(world.chan[a])]
+        size = art_bytes[h]
+        res.first_gets += 1
+        res.bytes += size
+        end = min(d + cfg.article_window, horizon)
+        have = _version(corr, d)  # version fetched at discovery
+        got_final_at = d if have == len(corr) else math.inf
+        if policy == "oracle":
+            for c in corr:
+                if c > d and c <= end:
+                    res.gets += 1
+                    res.bytes += size
+            if corr and got_final_at == math.inf and corr[-1] <= end:
+                got_final_at = corr[-1]
+        elif policy == "newscrawl":
+            mode = world.mode[h]
+            history = [Observation(d, False, HOW_FIRST)]
+            client_v = server_validator(mode, lambda x: _version(corr, x), d)
+            now = d
+            while True:
+                due = decay.next_due(history, now, published=float(world.pub[a]))
+                if due is None or due > end:
+                    break
+                now = due
+                version = _version(corr, now)
+                if ch.trust is not None and ch.trust.trusted_at(h, now):
+                    res.heads += 1
+                    res.bytes += HEAD_BYTES
+                    sv = server_validator(mode, lambda x: _version(corr, x), now)
+                    changed = sv != client_v
+                    if changed:
+                        res.gets += 1
+                        res.bytes += size
+                        client_v = sv
+                        changed = version != have
+                        have = version
+                else:
+                    res.gets += 1
+                    res.bytes += size
+                    changed = version != have
+                    have = version
+                if have == len(corr) and got_final_at == math.inf:
+                    got_final_at = now
+                history.append(Observation(now, changed, HOW_FINGERPRINT))
+        else:
+            interval = cfg.initial_interval
+            modified = d
+            now = d + interval
+            while now <= end:
+                res.gets += 1
+                res.bytes += size
+                version = _version(corr, now)
+                changed = version != have
+                have = version
+                if have == len(corr) and got_final_at == math.inf:
+                    got_final_at = now
+                if policy == "round-robin":
+                    nxt = now + interval
+                elif policy == "nutch":
+                    interval, modified, nxt = nutch.step(interval, modified, now, changed,
+                                                         min_interval=lo_i, max_interval=hi_i)
+                else:
+                    interval = hd.step(interval, changed, min_interval=lo_i, max_interval=hi_i)
+                    nxt = now + interval
+                now = nxt
+        if corr:
+            captures.append(got_final_at - corr[-1] if got_final_at < math.inf else math.inf)
+    res.capture = np.array(captures)
+    return res
+
+
+# --- running and reporting ----------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    policy: str
+    budget: int
+    disc_median: float
+    disc_p90: float
+    missed: int
+    articles: int
+    undiscovered: int
+    capture_median: float
+    capture_p90: float
+    captured_share: float
+    channel_req_per_hour: float
+    not_modified: int
+    head: int
+    article_requests: int
+    gigabytes: float
+    seconds: float
+
+
+_WORLD: dict[SimConfig, World] = {}
+
+
+def _world(cfg: SimConfig) -> World:
+    w = _WORLD.get(cfg)
+    if w is None:
+        w = _WORLD[cfg] = make_world(cfg)
+    return w
+
+
+def run_one(cfg: SimConfig, policy: str, budget: int) -> Row:
+    started = time.perf_counter()
+    world = _world(cfg)
+    ch = simulate_channels(world, policy, budget)
+    lo = cfg.warmup_days * DAY
+    hi = (cfg.days - cfg.tail_days) * DAY
+    window = (world.pub >= lo) & (world.pub < hi)
+    found = window & ~np.isnan(ch.disc)
+    lat = ch.disc[found] - world.pub[found]
+    missed = int((window & ch.missed).sum())
+    undiscovered = int((window & np.isnan(ch.disc) & ~ch.missed).sum())
+    art = simulate_articles(world, policy, ch, np.flatnonzero(found))
+    cap = art.capture
+    finite = cap[np.isfinite(cap)]
+    horizon_h = cfg.days * 24
+    return Row(
+        policy=policy,
+        budget=budget,
+        disc_median=float(np.median(lat)) if len(lat) else math.nan,
+        disc_p90=float(np.percentile(lat, 90)) if len(lat) else math.nan,
+        missed=missed,
+        articles=int(window.sum()),
+        undiscovered=undiscovered,
+        capture_median=float(np.median(cap)) if len(cap) else math.nan,
+        capture_p90=float(np.percentile(cap, 90)) if len(cap) else math.nan,
+        captured_share=len(finite) / len(cap) if len(cap) else math.nan,
+        channel_req_per_hour=(ch.get_full + ch.not_modified + ch.head) / horizon_h,
+        not_modified=ch.not_modified,
+        head=ch.head + art.heads,
+        article_requests=art.first_gets + art.gets + art.heads,
+        gigabytes=(ch.bytes + art.bytes) / 1e9,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def run(cfg: SimConfig, policies=POLICIES, workers: int = 2) -> list[Row]:
+    jobs = [(cfg, p, b) for b in cfg.budgets for p in policies]
+    # longest jobs first so the two workers finish together
+    jobs.sort(key=lambda j: -j[2])
+    if workers <= 1:
+        rows = [run_one(*j) for j in jobs]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            rows = list(ex.map(run_one, *zip(*jobs)))
+    order = {p: k for k, p in enumerate(policies)}
+    rows.sort(key=lambda r: (r.budget, order[r.policy]))
+    return rows
+
+
+def _fmt_minutes(seconds: float) -> str:
+    if math.isnan(seconds):
+        return "-"
+    if math.isinf(seconds):
+        return "never"
+    return f"{seconds / 60:.1f}"
+
+
+def report(rows: list[Row], cfg: SimConfig) -> list[str]:
+    """Print the table; return the target checks as lines."""
+    headers = ["budget", "policy", "disc med", "disc p90", "missed", "capt med", "capt p90",
+               "capt%", "ch req/h", "304", "HEAD", "art req", "GB"]
+    table = []
+    for r in rows:
+        table.append([
+            str(r.budget), r.policy, _fmt_minutes(r.disc_median), _fmt_minutes(r.disc_p90),
+            str(r.missed), _fmt_minutes(r.capture_median), _fmt_minutes(r.capture_p90),
+            f"{100 * r.captured_share:.0f}", f"{r.channel_req_per_hour:.0f}", str(r.not_modified),
+            str(r.head), str(r.article_requests), f"{r.gigabytes:.2f}",
+        ])
+    title = (f"{cfg.channels} channels on {cfg.hosts} hosts, {cfg.days:g} days "
+             f"(stats over days {cfg.warmup_days:g}-{cfg.days - cfg.tail_days:g}, "
+             f"{rows[0].articles} articles); latencies in minutes")
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover - plain fallback
+        print(title)
+        widths = [max(len(h), *(len(row[k]) for row in table)) for k, h in enumerate(headers)]
+        print("  ".join(h.rjust(w) for h, w in zip(headers, widths)))
+        for row in table:
+            print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+    else:
+        t = Table(title=title)
+        for h in headers:
+            t.add_column(h, justify="left" if h == "policy" else "right")
+        prev = None
+        for r, row in zip(rows, table):
+            if prev is not None and r.budget != prev:
+                t.add_section()
+            prev = r.budget
+            t.add_row(*row, style="bold" if r.policy == "newscrawl" else None)
+        Console(width=140).print(t)
+
+    by = {(r.policy, r.budget): r for r in rows}
+    lines = []
+    for b in cfg.budgets:
+        nc = by.get(("newscrawl", b))
+        if nc is None:
+            continue
+        parts = [f"{b} req/h:"]
+        for other in ("oracle", "round-robin", "nutch", "halve/double"):
+            o = by.get((other, b))
+            if o is not None:
+                parts.append(f"newscrawl/{other} {nc.disc_median / o.disc_median:.2f}")
+        parts.append(f"missed {nc.missed}")
+        lines.append("  ".join(parts))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--channels", type=int, default=SimConfig.channels)
+    ap.add_argument("--hosts", type=int, default=SimConfig.hosts)
+    ap.add_argument("--days", type=float, default=SimConfig.days)
+    ap.add_argument("--seed", type=int, default=SimConfig.seed)
+    ap.add_argument("--budgets", type=int, nargs="+", default=list(SimConfig.budgets))
+    ap.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES)
+    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    args = ap.parse_args(argv)
+    cfg = SimConfig(channels=args.channels, hosts=args.hosts, days=args.days, seed=args.seed,
+                    budgets=tuple(args.budgets))
+    started = time.perf_counter()
+    rows = run(cfg, tuple(args.policies), workers=args.workers)
+    checks = report(rows, cfg)
+    for line in checks:
+        print(line)
+    print(f"simulated in {time.perf_counter() - started:.0f} s")
+    by = {(r.policy, r.budget): r for r in rows}
+    ratios = [by[("newscrawl", b)].disc_median / by[("oracle", b)].disc_median
+              for b in cfg.budgets if ("newscrawl", b) in by and ("oracle", b) in by]
+    worst = max(ratios) if ratios else math.nan
+    print(f"worst newscrawl/oracle median discovery ratio: {worst:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

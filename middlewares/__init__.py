@@ -1,0 +1,1 @@
+"""Scrapy downloader and spider middlewares of newscrawl (thin adapters over newscrawl.algorithms)."""

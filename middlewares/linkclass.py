@@ -1,0 +1,199 @@
+"""Spider middleware: classify every link of a node page and schedule node and content links.
+
+For each :class:`~newscrawl.items.NodeItem` the spider yields, this middleware extracts the
+page's links with their NewsPageRank features (:mod:`newscrawl.algorithms.linkextract`),
+classifies them against the page as StartURL (:mod:`newscrawl.algorithms.linkclass`, seed 004
+§2), fills the item's ``link_counts``/``role_counts``/``links`` and yields, after the item:
+
+- content links → ``spider.parse_article`` requests;
+- node links and crosswise host entries → ``spider.parse_node`` requests, while the node depth
+  stays within ``spider.max_depth``;
+- frames (same registered domain) → ``spider.parse_node`` at the same depth.
+
+Request meta it sets: ``newscrawl_entry_url``, ``newscrawl_start_url``, ``newscrawl_depth``,
+``newscrawl_link_class``, ``newscrawl_role``, ``newscrawl_features``, ``newscrawl_referer``,
+``newscrawl_parent_weight``. Stats: ``newscrawl/linkclass/<class>`` and
+``newscrawl/linkclass/<class>/<site>`` (distinct links per page, the numbers the store's links
+collection holds), ``newscrawl/linkclass/role/<role>``, ``newscrawl/linkclass/skipped/<why>``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import scrapy
+from scrapy.exceptions import NotConfigured
+from scrapy.http import TextResponse
+
+from newscrawl import defaults
+from newscrawl.algorithms.frontier import request_priority
+from newscrawl.algorithms.linkclass import CONTENT, NODE, LinkClass, classify_page
+from newscrawl.algorithms.linkextract import ExtractionStats, extract_links
+from newscrawl.algorithms.newsrank import link_score, validate_weights
+from newscrawl.algorithms.urls import registered_domain, url_fingerprint, host_of
+from newscrawl.items import NodeItem
+
+logger = logging.getLogger(__name__)
+
+_PREFIX = "newscrawl/linkclass"
+
+
+class LinkClassificationMiddleware:
+    """Thin adapter from Scrapy to :func:`newscrawl.algorithms.linkclass.classify_page`."""
+
+    def __init__(self, stats, *, min_group: int = defaults.NEWSCRAWL_LINKCLASS_MIN_GROUP,
+                 dominant_ratio: float = defaults.NEWSCRAWL_LINKCLASS_DOMINANT_RATIO,
+                 follow_crosswise: bool = defaults.NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE,
+                 crosswise_content: bool = defaults.NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT,
+                 use_shape: bool = defaults.NEWSCRAWL_LINKCLASS_USE_SHAPE,
+                 max_links: int = defaults.NEWSCRAWL_LINKCLASS_MAX_LINKS,
+                 weights: dict | None = None, floor: float = defaults.NEWSCRAWL_NEWSRANK_FLOOR):
+        self.stats = stats
+        self.min_group = min_group
+        self.dominant_ratio = dominant_ratio
+        self.follow_crosswise = follow_crosswise
+        self.crosswise_content = crosswise_content
+        self.use_shape = use_shape
+        self.max_links = max_links
+        self.weights = validate_weights(weights or defaults.NEWSCRAWL_NEWSRANK_WEIGHTS)
+        self.floor = floor
+        self._classified: set[str] = set()
+        self.crawler = None
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        s = crawler.settings
+        if not s.getbool("NEWSCRAWL_LINKCLASS_ENABLED", defaults.NEWSCRAWL_LINKCLASS_ENABLED):
+            raise NotConfigured("NEWSCRAWL_LINKCLASS_ENABLED is off")
+        middleware = cls(
+            crawler.stats,
+            min_group=s.getint("NEWSCRAWL_LINKCLASS_MIN_GROUP", defaults.NEWSCRAWL_LINKCLASS_MIN_GROUP),
+            dominant_ratio=s.getfloat("NEWSCRAWL_LINKCLASS_DOMINANT_RATIO",
+                                      defaults.NEWSCRAWL_LINKCLASS_DOMINANT_RATIO),
+            follow_crosswise=s.getbool("NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE",
+                                       defaults.NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE),
+            crosswise_content=s.getbool("NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT",
+                                        defaults.NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT),
+            use_shape=s.getbool("NEWSCRAWL_LINKCLASS_USE_SHAPE", defaults.NEWSCRAWL_LINKCLASS_USE_SHAPE),
+            max_links=s.getint("NEWSCRAWL_LINKCLASS_MAX_LINKS", defaults.NEWSCRAWL_LINKCLASS_MAX_LINKS),
+            weights=s.getdict("NEWSCRAWL_NEWSRANK_WEIGHTS", defaults.NEWSCRAWL_NEWSRANK_WEIGHTS),
+            floor=s.getfloat("NEWSCRAWL_NEWSRANK_FLOOR", defaults.NEWSCRAWL_NEWSRANK_FLOOR),
+        )
+        middleware.crawler = crawler
+        return middleware
+
+    # Scrapy calls the async variant for async callbacks and the sync one otherwise.
+    def process_spider_output(self, response, result, spider=None):
+        for obj in result:
+            if isinstance(obj, NodeItem):
+                yield from self._expand(response, obj, spider)
+            else:
+                yield obj
+
+    async def process_spider_output_async(self, response, result, spider=None):
+        async for obj in result:
+            if isinstance(obj, NodeItem):
+                for out in self._expand(response, obj, spider):
+                    yield out
+            else:
+                yield obj
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        self.stats.inc_value(f"{_PREFIX}/{key}", count)
+
+    def _expand(self, response, item: NodeItem, spider):
+        if not isinstance(response, TextResponse):
+            self._inc("skipped/not_text")
+            yield item
+            return
+        fp = item.get("fp") or url_fingerprint(response.url)
+        if fp in self._classified:
+            # The same page reached twice (redirects): its links are counted once.
+            self._inc("skipped/duplicate_page")
+            yield item
+            return
+        self._classified.add(fp)
+        try:
+            root = response.selector.root
+        except Exception:  # lxml refused the document: count, keep the item
+            logger.warning("Cannot parse %s for links", response.url, exc_info=True)
+            self._inc("skipped/unparsable")
+            yield item
+            return
+        extraction = ExtractionStats()
+        raw = extract_links(root, response.url, max_links=self.max_links, stats=extraction)
+        for name in ("not_http", "fragment_only", "malformed", "truncated"):
+            if getattr(extraction, name):
+                self._inc(f"skipped/{name}", getattr(extraction, name))
+        page = classify_page(response.url, raw, min_group=self.min_group,
+                             dominant_ratio=self.dominant_ratio, use_shape=self.use_shape,
+                             crosswise_content=self.crosswise_content,
+                             follow_crosswise=self.follow_crosswise)
+        site = item.get("site") or registered_domain(host_of(response.url))
+        for cls_name, count in page.counts.items():
+            self._inc(cls_name, count)
+            self._inc(f"{cls_name}/{site}", count)
+        role_counts: dict[str, int] = {}
+        edges = []
+        for link in page.links:
+            role_counts[link.role] = role_counts.get(link.role, 0) + 1
+            edges.append({
+                "source_url": response.url,
+                "source_fp": fp,
+                "target_url": link.url,
+                "target_fp": url_fingerprint(link.url),
+                "link_class": link.link_class.value,
+                "role": link.role,
+                "tag": link.tag,
+                "features": link.features,
+                "anchor_text": link.text,
+                "site": site,
+            })
+        for role, count in role_counts.items():
+            self._inc(f"role/{role}", count)
+        item["link_counts"] = page.counts
+        item["role_counts"] = role_counts
+        item["links"] = edges
+        yield item
+        yield from self._requests(response, item, page, spider)
+
+    def _requests(self, response, item, page, spider):
+        if spider is None and self.crawler is not None:
+            spider = self.crawler.spider
+        meta = response.meta
+        depth = int(meta.get("newscrawl_depth", 0))
+        max_depth = getattr(spider, "max_depth", defaults.NEWSCRAWL_DEPTH)
+        strategy = getattr(spider, "strategy", defaults.NEWSCRAWL_STRATEGY)
+        entry_url = meta.get("newscrawl_entry_url", response.url)
+        page_weight = float(meta.get("newscrawl_weight", 1.0)) if item.get("role") != "entry" else 1.0
+        base_meta = {
+            "newscrawl_entry_url": entry_url,
+            "newscrawl_start_url": response.url,
+            "newscrawl_referer": response.url,
+            "newscrawl_parent_weight": page_weight,
+        }
+
+        def request(url, callback, *, link_class, role, features, link_depth):
+            weight = link_score(features, self.weights, floor=self.floor) * page_weight
+            return scrapy.Request(
+                url, callback=callback,
+                priority=request_priority(strategy, depth=link_depth, weight=weight, url=url),
+                meta={**base_meta, "newscrawl_depth": link_depth, "newscrawl_link_class": link_class,
+                      "newscrawl_role": role, "newscrawl_features": features,
+                      "newscrawl_weight": weight})
+
+        for link in page.links:
+            if link.role == CONTENT:
+                yield request(link.url, spider.parse_article, link_class=link.link_class.value,
+                              role=CONTENT, features=link.features, link_depth=depth + 1)
+            elif link.role == NODE and link.link_class is LinkClass.FRAME:
+                yield request(link.url, spider.parse_node, link_class="frame", role="frame",
+                              features=link.features, link_depth=depth)
+            elif link.role == NODE and depth + 1 <= max_depth:
+                yield request(link.url, spider.parse_node, link_class=link.link_class.value,
+                              role=NODE, features=link.features, link_depth=depth + 1)
+        if depth + 1 <= max_depth:
+            no_features = {"image": 0, "font_size": 0, "bold": 0, "html_tag": 0}
+            for entry in page.entries:
+                yield request(entry, spider.parse_node, link_class=LinkClass.CROSSWISE.value,
+                              role=NODE, features=no_features, link_depth=depth + 1)

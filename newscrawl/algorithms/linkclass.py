@@ -1,0 +1,316 @@
+"""Link classification and node/content separation (seed 004 §2; DESIGN.md §2).
+
+Every link of a page gets one :class:`LinkClass` relative to the page's StartURL
+``http://A.B.C/.../D`` (B.C = registered domain from the Public Suffix List):
+
+==========  ===========================================================================
+OUTWARD     registered domain differs                                  → dropped
+CROSSWISE   same registered domain, other host; or same host, another  → one entry
+            branch of the path tree                                      ``http(s)://host/``
+UPWARD      the link is a directory page above the StartURL's directory → dropped
+HORIZONTAL  same directory as the StartURL                              → grouped
+DOWNWARD    below the StartURL's directory                              → grouped
+FRAME       ``<frame>``/``<iframe>`` src (decided at extraction)         → fetched with the page
+==========  ===========================================================================
+
+Grouping (seed 004 §2, ``arrNodeLink`` / ``arrPageInfo``): DOWNWARD and HORIZONTAL links are
+grouped by directory; a directory that is an ancestor of another group's directory holds node
+links, groups under ``min_group`` links are node links, and the dominant group(s) — every group
+with at least ``dominant_ratio`` × the largest group's size — hold content links.
+
+Our reading, measured on the real pages of ``corpus/`` (see ``benchmarks/linkclass_quality.py``):
+
+1. *Directory of a URL.* ``/sport`` (a one- or two-word segment without extension) names the
+   directory ``/sport/``, as portals drop the trailing slash; ``/index.html``-like names and
+   article slugs belong to their parent directory.
+2. *URL shape* (``use_shape=True``, the default). Real portals spread articles over many
+   directories or one date tree, so the group rule alone mislabels them. A link whose last
+   segment is an article slug (date in the path, a long numeric id, or four or more words) is a
+   content link, and a directory page (``/sport``, ``/thema/Oktoberfest``) is a node link,
+   whatever its group; the group rule decides the links whose shape says neither.
+3. *Crosswise articles* (``crosswise_content=True``): a portal home page links most of its
+   articles on other hosts (``www.sina.com.cn`` → ``news.sina.com.cn/c/2018-08-08/doc-….shtml``);
+   an article-shaped crosswise link is also a content link, besides its host entry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Iterable, Sequence
+from urllib.parse import unquote, urlsplit
+
+from newscrawl.algorithms.linkextract import RawLink
+from newscrawl.algorithms.urls import canonicalize_url, registered_domain
+
+
+class LinkClass(str, Enum):
+    """The six link classes of seed 004 §2 (values are the stored strings)."""
+
+    DOWNWARD = "downward"
+    UPWARD = "upward"
+    HORIZONTAL = "horizontal"
+    CROSSWISE = "crosswise"
+    OUTWARD = "outward"
+    FRAME = "frame"
+
+
+NODE = "node"
+CONTENT = "content"
+#: Role of links that are not followed (outward, upward, same-host crosswise).
+DROPPED = "dropped"
+
+_INDEX_NAMES = re.compile(r"^(?:index|default|home|start|main|portal)(?:\.[a-z0-9]{2,5})?$", re.IGNORECASE)
+_FILE_EXTENSION = re.compile(r"\.(?:s?html?|php\d?|aspx?|jspx?|cgi|pl|cfm|xml)$", re.IGNORECASE)
+_DATE_IN_PATH = re.compile(
+    r"/(?:19|20)\d\d(?:[-_/.]?(?:0[1-9]|1[0-2]))(?:[-_/.]?(?:0[1-9]|[12]\d|3[01]))?(?:/|[-_]|$)"
+)
+_LONG_NUMBER = re.compile(r"\d{5,}")
+_WORD_SPLIT = re.compile(r"[-.+~,]+")
+
+
+def _last_segment(path: str) -> tuple[str, bool]:
+    """Return (last non-empty path segment, whether the path ends with '/')."""
+    trailing = path.endswith("/")
+    segment = path.rstrip("/").rsplit("/", 1)[-1]
+    return unquote(segment), trailing
+
+
+def is_article_shaped(url: str) -> bool:
+    """True when the URL's path looks like one article rather than a channel.
+
+    Signals (any one): a date in the path (``/2023-04/28/``, ``/20180222/``) with a non-index
+    last segment; a run of five or more digits in the last segment (``…-1.6318012``,
+    ``…-6356890.html``); four or more words in the last segment (``berlin-marathon-hendel-lux…``).
+    """
+    path = urlsplit(url).path
+    segment, _ = _last_segment(path)
+    if not segment or _INDEX_NAMES.match(segment):
+        return False
+    stem = _FILE_EXTENSION.sub("", segment)
+    if _DATE_IN_PATH.search(path) and not _DATE_IN_PATH.fullmatch("/" + segment + "/"):
+        return True
+    if _LONG_NUMBER.search(stem):
+        return True
+    words = [w for w in _WORD_SPLIT.split(stem) if w]
+    return len(words) >= 4
+
+
+def is_directory_page(url: str) -> bool:
+    """True when the URL names a directory (channel) page: ``/``, ``/sport/``, ``/sport``,
+    ``/news/index``, ``/thema/Oktoberfest`` — not an article slug."""
+    path = urlsplit(url).path or "/"
+    segment, trailing = _last_segment(path)
+    if not segment:
+        return True
+    if is_article_shaped(url):
+        return False
+    if trailing or _INDEX_NAMES.match(segment):
+        return True
+    if _FILE_EXTENSION.search(segment):
+        return False
+    words = [w for w in _WORD_SPLIT.split(segment) if w]
+    return len(words) <= 3 and "." not in segment
+
+
+def directory_of(url: str) -> str:
+    """Return the directory path of ``url`` (ends with ``/``).
+
+    ``/sport`` → ``/sport/``; ``/sport/`` → ``/sport/``; ``/news/index`` → ``/news/``;
+    ``/sport/berlin-marathon-hendel-lux.GoPA`` → ``/sport/``; ``/a/b.html`` → ``/a/``.
+    """
+    path = urlsplit(url).path or "/"
+    segment, trailing = _last_segment(path)
+    if not segment:
+        return "/"
+    parent = path.rstrip("/").rsplit("/", 1)[0] + "/"
+    if _INDEX_NAMES.match(segment):
+        return parent
+    if is_directory_page(url):
+        return path if trailing else path + "/"
+    return parent
+
+
+@dataclass(frozen=True, slots=True)
+class StartURL:
+    """The reference URL links are classified against (seed 004's ``StartURL``)."""
+
+    url: str
+    scheme: str
+    host: str
+    domain: str
+    directory: str
+
+    @classmethod
+    def parse(cls, url: str) -> "StartURL":
+        """Parse an absolute http(s) URL; raises ``ValueError`` when it has no host."""
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        if not host:
+            raise ValueError(f"StartURL has no host: {url!r}")
+        return cls(url, parts.scheme or "http", host, registered_domain(host), directory_of(url))
+
+
+def classify_link(start: StartURL, url: str, *, tag: str = "a") -> LinkClass:
+    """Return the class of one absolute link relative to ``start`` (seed 004 §2)."""
+    if tag == "frame":
+        return LinkClass.FRAME
+    host = (urlsplit(url).hostname or "").lower()
+    if host != start.host:
+        if registered_domain(host) != start.domain:
+            return LinkClass.OUTWARD
+        return LinkClass.CROSSWISE
+    link_dir = directory_of(url)
+    if link_dir == start.directory:
+        return LinkClass.HORIZONTAL
+    if link_dir.startswith(start.directory):
+        return LinkClass.DOWNWARD
+    if start.directory.startswith(link_dir) and is_directory_page(url):
+        return LinkClass.UPWARD
+    return LinkClass.CROSSWISE
+
+
+@dataclass(slots=True)
+class ClassifiedLink:
+    """One distinct link of a page after classification.
+
+    Attributes:
+        url: canonical absolute URL.
+        link_class: its :class:`LinkClass`.
+        role: ``"node"``, ``"content"`` or ``"dropped"``.
+        text: anchor text (the first non-empty one among duplicates).
+        tag: ``"a"`` or ``"frame"``.
+        features: ``image``/``font_size``/``bold`` (max over duplicates) and ``html_tag``
+            (1 for content links), all 0/1.
+        group: the directory group (``scheme://host/dir/``) for grouped links, else ``""``.
+    """
+
+    url: str
+    link_class: LinkClass
+    role: str
+    text: str
+    tag: str
+    features: dict[str, int]
+    group: str = ""
+
+
+@dataclass(slots=True)
+class PageClassification:
+    """Result of :func:`classify_page`.
+
+    Attributes:
+        links: every distinct link, classified (``list[ClassifiedLink]``).
+        entries: crosswise host entries ``http(s)://host/`` to follow as node links.
+        counts: links per class value (``dict[str, int]``), over distinct links.
+    """
+
+    links: list[ClassifiedLink] = field(default_factory=list)
+    entries: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def by_role(self, role: str) -> list[ClassifiedLink]:
+        """Links with the given role, in document order."""
+        return [link for link in self.links if link.role == role]
+
+
+def _merge(raw_links: Iterable[RawLink]) -> dict[str, RawLink]:
+    merged: dict[str, RawLink] = {}
+    for raw in raw_links:
+        url = canonicalize_url(raw.url)
+        seen = merged.get(url)
+        if seen is None:
+            merged[url] = RawLink(url, raw.text, raw.tag, dict(raw.features))
+            continue
+        for key, value in raw.features.items():
+            if value > seen.features.get(key, 0):
+                seen.features[key] = value
+        if not seen.text and raw.text:
+            merged[url] = RawLink(url, raw.text, seen.tag, seen.features)
+    return merged
+
+
+def group_roles(groups: dict[str, int], *, min_group: int, dominant_ratio: float) -> dict[str, str]:
+    """Assign node/content to directory groups (seed 004 §2).
+
+    Args:
+        groups: directory (``scheme://host/dir/``) → number of distinct links in it.
+        min_group: groups smaller than this are node groups (links).
+        dominant_ratio: groups of at least this share of the largest qualifying group are content.
+
+    Returns:
+        directory → ``"node"`` | ``"content"``.
+    """
+    ancestors = {d for d in groups for other in groups if other != d and other.startswith(d)}
+    candidates = {d: n for d, n in groups.items() if d not in ancestors and n >= min_group}
+    largest = max(candidates.values(), default=0)
+    roles = {}
+    for directory in groups:
+        if directory in candidates and candidates[directory] >= dominant_ratio * largest:
+            roles[directory] = CONTENT
+        else:
+            roles[directory] = NODE
+    return roles
+
+
+def classify_page(start_url: str, raw_links: Sequence[RawLink], *, min_group: int = 5,
+                  dominant_ratio: float = 0.5, use_shape: bool = True,
+                  crosswise_content: bool = True, follow_crosswise: bool = True) -> PageClassification:
+    """Classify every link of one page and separate node links from content links.
+
+    Args:
+        start_url: the page's StartURL (the page itself for entry and channel pages).
+        raw_links: links as extracted (duplicates allowed; merged by canonical URL, features
+            OR-ed).
+        min_group: groups with fewer links are node links (seed 004: 5).
+        dominant_ratio: share of the largest group a group needs to be a content group.
+        use_shape: apply URL-shape signals before the group rule (module docstring, point 2).
+        crosswise_content: article-shaped crosswise links are content links too (point 3).
+        follow_crosswise: emit one ``http(s)://host/`` entry per crosswise host.
+
+    Returns:
+        :class:`PageClassification`. Raises ``ValueError`` if ``start_url`` has no host.
+    """
+    start = StartURL.parse(start_url)
+    merged = _merge(raw_links)
+    classified: list[ClassifiedLink] = []
+    grouped: list[ClassifiedLink] = []
+    entries: dict[str, None] = {}
+    for url, raw in merged.items():
+        cls = classify_link(start, url, tag=raw.tag)
+        link = ClassifiedLink(url, cls, DROPPED, raw.text, raw.tag, dict(raw.features))
+        if cls in (LinkClass.DOWNWARD, LinkClass.HORIZONTAL):
+            parts = urlsplit(url)
+            link.group = f"{parts.scheme}://{parts.netloc}{directory_of(url)}"
+            grouped.append(link)
+        elif cls is LinkClass.FRAME:
+            # A frame is part of the page when it is served from the site itself; ad and tag
+            # manager frames from other registered domains are not fetched.
+            frame_domain = registered_domain((urlsplit(url).hostname or "").lower())
+            link.role = NODE if frame_domain == start.domain else DROPPED
+        elif cls is LinkClass.CROSSWISE:
+            parts = urlsplit(url)
+            host = (parts.hostname or "").lower()
+            if crosswise_content and use_shape and is_article_shaped(url):
+                link.role = CONTENT
+            if follow_crosswise and host != start.host:
+                entries.setdefault(f"{parts.scheme}://{parts.netloc}/", None)
+        classified.append(link)
+
+    sizes = Counter(link.group for link in grouped)
+    roles = group_roles(dict(sizes), min_group=min_group, dominant_ratio=dominant_ratio)
+    for link in grouped:
+        if use_shape and is_article_shaped(link.url):
+            link.role = CONTENT
+        elif use_shape and is_directory_page(link.url):
+            link.role = NODE
+        else:
+            link.role = roles[link.group]
+    for link in classified:
+        link.features["html_tag"] = 1 if link.role == CONTENT else 0
+
+    counts: dict[str, int] = defaultdict(int)
+    for link in classified:
+        counts[link.link_class.value] += 1
+    return PageClassification(classified, list(entries), dict(counts))

@@ -1,0 +1,285 @@
+"""Extract a page's links with the NewsPageRank markup features of each.
+
+Input is an lxml element tree (Scrapy's ``response.selector.root`` is one, so the page is parsed
+once); output is a list of :class:`RawLink`. Features follow seed 004 §3 (DESIGN.md §3):
+
+- ``image``: an ``<img>``/``<picture>`` inside the anchor, or in the anchor's list item / teaser
+  block when that block holds at most :data:`MAX_ANCHORS_IN_IMAGE_BLOCK` anchors;
+- ``font_size``: the anchor sits in or holds an ``h1``–``h4``, ``<big>``, ``<font size>`` ≥ 4
+  (or ``+n``), an inline ``font-size`` ≥ 16px / ``large``, or a class that names a headline;
+- ``bold``: ``<b>``/``<strong>`` around or inside it, or ``font-weight: bold`` / ≥ 600.
+
+``html_tag`` (content link vs node link) is not markup: the classifier sets it.
+
+Links are cleaned as the HTML standard says: ASCII whitespace stripped from the attribute,
+resolved against ``<base href>`` (itself resolved against the page URL) and the page URL;
+``javascript:``, ``mailto:``, ``tel:``, ``data:`` and other non-http(s) schemes are not links,
+nor are pure ``#fragment`` links (counted in :class:`ExtractionStats`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from w3lib.html import strip_html5_whitespace
+from w3lib.url import safe_url_string
+
+#: An image counts for a link when its enclosing block holds at most this many anchors.
+MAX_ANCHORS_IN_IMAGE_BLOCK = 3
+#: How many ancestors are inspected for headline / bold markup and for the image block.
+ANCESTOR_LEVELS = 4
+
+_BLOCK_TAGS = frozenset({"li", "article", "figure", "dd", "td", "section", "div"})
+_HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "big"})
+_BOLD_TAGS = frozenset({"b", "strong"})
+_INVISIBLE_TAGS = frozenset({"script", "style", "noscript", "template"})
+_IMAGE_TAGS = ("img", "picture")
+_HEADLINE_CLASS = re.compile(
+    r"(?:^|[\s_-])(?:headline|hero|lead|big|large|xl|xxl|topstory|top-story|h[1-4])(?:$|[\s_-])",
+    re.IGNORECASE,
+)
+_BOLD_CLASS = re.compile(r"(?:^|[\s_-])(?:bold|strong)(?:$|[\s_-])", re.IGNORECASE)
+_FONT_WEIGHT = re.compile(r"font-weight\s*:\s*(bold|bolder|[6-9]00)", re.IGNORECASE)
+_FONT_SIZE = re.compile(r"font-size\s*:\s*(\d+(?:\.\d+)?)(px|pt|em|rem)|font-size\s*:\s*(x*-?large)", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s+")
+_HTTP_SCHEMES = ("http", "https")
+
+
+@dataclass(frozen=True, slots=True)
+class RawLink:
+    """A link as found on a page, before classification.
+
+    Attributes:
+        url: absolute http(s) URL, fragment removed.
+        text: anchor text (whitespace folded; an image's ``alt`` when the anchor has no text).
+        tag: ``"a"`` (also ``<area>``) or ``"frame"`` (``<frame>``/``<iframe>`` src).
+        features: ``{"image": 0|1, "font_size": 0|1, "bold": 0|1}``.
+    """
+
+    url: str
+    text: str
+    tag: str
+    features: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ExtractionStats:
+    """Counts of what :func:`extract_links` skipped (links)."""
+
+    not_http: int = 0
+    fragment_only: int = 0
+    malformed: int = 0
+    truncated: int = 0
+
+
+def _style_says(element, pattern: re.Pattern) -> bool:
+    style = element.get("style")
+    return bool(style) and bool(pattern.search(style))
+
+
+def _enlarged(element) -> bool:
+    tag = element.tag if isinstance(element.tag, str) else ""
+    if tag in _HEADING_TAGS:
+        return True
+    if tag == "font":
+        size = (element.get("size") or "").strip()
+        if size.startswith("+") or (size.isdigit() and int(size) >= 4):
+            return True
+    cls = element.get("class")
+    if cls and _HEADLINE_CLASS.search(cls):
+        return True
+    style = element.get("style")
+    if style:
+        m = _FONT_SIZE.search(style)
+        if m:
+            if m.group(3):
+                return True
+            value, unit = float(m.group(1)), m.group(2).lower()
+            return value >= (16 if unit == "px" else 12 if unit == "pt" else 1.15)
+    return False
+
+
+def _bold(element) -> bool:
+    tag = element.tag if isinstance(element.tag, str) else ""
+    if tag in _BOLD_TAGS:
+        return True
+    cls = element.get("class")
+    if cls and _BOLD_CLASS.search(cls):
+        return True
+    return _style_says(element, _FONT_WEIGHT)
+
+
+def _teaser_block(anchor):
+    """The nearest block ancestor (list item, article, figure, div …) that holds at most
+    :data:`MAX_ANCHORS_IN_IMAGE_BLOCK` anchors: the teaser the link stands for; or None."""
+    level = 0
+    for parent in anchor.iterancestors():
+        level += 1
+        if level > ANCESTOR_LEVELS:
+            return None
+        ptag = parent.tag if isinstance(parent.tag, str) else ""
+        if ptag in _BLOCK_TAGS:
+            anchors = sum(1 for _ in parent.iter("a"))
+            return parent if anchors <= MAX_ANCHORS_IN_IMAGE_BLOCK else None
+    return None
+
+
+def _visible_text(element) -> str:
+    """Text of an element without ``<script>``/``<style>`` content, whitespace folded."""
+    parts: list[str] = []
+    for el in element.iter():
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if tag not in _INVISIBLE_TAGS and el.text:
+            parts.append(el.text)
+        if el is not element and el.tail:
+            parts.append(el.tail)
+    return _WHITESPACE.sub(" ", " ".join(parts)).strip()
+
+
+def _markup_features(elements) -> tuple[int, int, int]:
+    image = font_size = bold = 0
+    for el in elements:
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if tag in _IMAGE_TAGS:
+            image = 1
+        if not font_size and _enlarged(el):
+            font_size = 1
+        if not bold and _bold(el):
+            bold = 1
+    return image, font_size, bold
+
+
+def link_features(anchor, *, block=None) -> dict[str, int]:
+    """Return the markup features of one anchor element.
+
+    An anchor with no text and no image (a "card overlay" link laid over a whole teaser, as on
+    sueddeutsche.de) takes the features of its teaser block's content.
+
+    Args:
+        anchor: an lxml element (``<a>``/``<area>``).
+        block: its teaser block (:func:`_teaser_block`), when already known.
+
+    Returns:
+        ``{"image": 0|1, "font_size": 0|1, "bold": 0|1}`` (seed 004 §3 P1–P3).
+    """
+    image, font_size, bold = _markup_features(anchor.iter())
+    if block is not None and not image and not _visible_text(anchor):
+        b_image, b_font, b_bold = _markup_features(block.iter())
+        image, font_size, bold = image or b_image, font_size or b_font, bold or b_bold
+    level = 0
+    for parent in anchor.iterancestors():
+        level += 1
+        if level > ANCESTOR_LEVELS:
+            break
+        if not font_size and _enlarged(parent):
+            font_size = 1
+        if not bold and _bold(parent):
+            bold = 1
+    if not image and block is not None and any(True for _ in block.iter(*_IMAGE_TAGS)):
+        image = 1
+    return {"image": image, "font_size": font_size, "bold": bold}
+
+
+def _anchor_text(anchor, block) -> str:
+    text = _visible_text(anchor)
+    if not text:
+        for img in anchor.iter("img"):
+            text = (img.get("alt") or img.get("title") or "").strip()
+            if text:
+                break
+    if not text:
+        text = (anchor.get("title") or anchor.get("aria-label") or "").strip()
+    if not text and block is not None:
+        for heading in block.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+            text = _visible_text(heading)
+            if text:
+                break
+        else:
+            text = _visible_text(block)[:300]
+    return text
+
+
+def resolve_link(href: str | None, base_url: str) -> str | None:
+    """Resolve an ``href``/``src`` attribute to an absolute http(s) URL without fragment.
+
+    Args:
+        href: the raw attribute value (may be None or hold whitespace).
+        base_url: the document base URL (``<base href>`` resolved, else the page URL).
+
+    Returns:
+        The URL, or ``None`` for empty, fragment-only, non-http(s) (``javascript:``, ``mailto:``,
+        ``tel:``, ``data:`` …) or unparsable values. Never raises.
+    """
+    if href is None:
+        return None
+    href = strip_html5_whitespace(href)
+    if not href or href.startswith("#"):
+        return None
+    try:
+        url = urljoin(base_url, href)
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in _HTTP_SCHEMES or not parts.netloc:
+        return None
+    try:
+        return safe_url_string(urlunsplit(parts._replace(fragment="")))
+    except (ValueError, UnicodeError):
+        return None
+
+
+def document_base(root, page_url: str) -> str:
+    """Return the base URL of a document: its first ``<base href>`` resolved, else ``page_url``."""
+    for base in root.iter("base"):
+        href = base.get("href")
+        if href:
+            resolved = resolve_link(href, page_url)
+            if resolved:
+                return resolved
+            break
+    return page_url
+
+
+def extract_links(root, page_url: str, *, max_links: int = 5000,
+                  stats: ExtractionStats | None = None) -> list[RawLink]:
+    """Return every http(s) link of a page with its features, in document order.
+
+    Args:
+        root: the lxml root element of the parsed page.
+        page_url: the page's absolute URL (after redirects).
+        max_links: at most this many links are returned (links); the rest count as truncated.
+        stats: optional counters of skipped attributes, updated in place.
+
+    Returns:
+        ``list[RawLink]``; duplicates are kept (the classifier merges them). Never raises on
+        malformed markup: lxml has already repaired it.
+    """
+    stats = stats if stats is not None else ExtractionStats()
+    base_url = document_base(root, page_url)
+    links: list[RawLink] = []
+    for el in root.iter("a", "area", "frame", "iframe"):
+        tag = el.tag
+        raw = el.get("src") if tag in ("frame", "iframe") else el.get("href")
+        if raw is None:
+            continue
+        url = resolve_link(raw, base_url)
+        if url is None:
+            stripped = strip_html5_whitespace(raw)
+            if stripped.startswith("#") or not stripped:
+                stats.fragment_only += 1
+            elif ":" in stripped.split("/", 1)[0]:
+                stats.not_http += 1
+            else:
+                stats.malformed += 1
+            continue
+        if len(links) >= max_links:
+            stats.truncated += 1
+            continue
+        if tag in ("frame", "iframe"):
+            links.append(RawLink(url, "", "frame", {"image": 0, "font_size": 0, "bold": 0}))
+        else:
+            block = _teaser_block(el)
+            links.append(RawLink(url, _anchor_text(el, block), "a", link_features(el, block=block)))
+    return links

@@ -1,0 +1,51 @@
+"""Items the ``news`` spider yields.
+
+Every fetched page yields one item: :class:`ArticleItem` for content pages (``kind="article"``)
+and :class:`NodeItem` for entry and channel pages (``kind="node"``). Field names are the MongoDB
+field names (see the README's schema); datetimes are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+import scrapy
+
+
+class _PageFields(scrapy.Item):
+    url = scrapy.Field()  # str: the fetched URL (after redirects)
+    fp = scrapy.Field()  # str: 16 hex digits, URL fingerprint (newscrawl.algorithms.urls.url_fingerprint)
+    kind = scrapy.Field()  # "article" | "node"
+    site = scrapy.Field()  # str: registered domain, e.g. "sina.com.cn"
+    host = scrapy.Field()  # str: host name, e.g. "news.sina.com.cn"
+    start_url = scrapy.Field()  # str: the StartURL the link was classified against
+    entry_url = scrapy.Field()  # str: the analyst's entry URL this page was reached from
+    link_class = scrapy.Field()  # "entry" | "downward" | "horizontal" | "crosswise" | "frame" ...
+    role = scrapy.Field()  # "entry" | "node" | "content"
+    depth = scrapy.Field()  # int: node-link depth below the entry URL (entry = 0)
+    referer = scrapy.Field()  # str | None: the page holding the link
+    features = scrapy.Field()  # dict[str, int]: NewsPageRank features of the in-link (0/1)
+    parent_weight = scrapy.Field()  # float: weight of the page holding the in-link (entry: 1)
+    r0 = scrapy.Field()  # float: Σ W_i·P_i of the in-link (after the floor remedy)
+    weight = scrapy.Field()  # float: NewsPageRank r = r0 × r(parent); entry = 1
+    title = scrapy.Field()  # str | None
+    status = scrapy.Field()  # int: HTTP status
+    encoding = scrapy.Field()  # str: charset the page was decoded with
+    fetched_at = scrapy.Field()  # datetime (UTC)
+
+
+class ArticleItem(_PageFields):
+    """A content page with the extracted article."""
+
+    canonical_url = scrapy.Field()  # str | None
+    published = scrapy.Field()  # datetime (UTC) | None
+    authors = scrapy.Field()  # list[str]
+    text = scrapy.Field()  # str: body text
+    language = scrapy.Field()  # str | None: ISO 639-1
+    description = scrapy.Field()  # str | None
+
+
+class NodeItem(_PageFields):
+    """An entry or channel page with its classified links."""
+
+    link_counts = scrapy.Field()  # dict[str, int]: links per class on this page
+    role_counts = scrapy.Field()  # dict[str, int]: {"node": n, "content": n}
+    links = scrapy.Field()  # list[dict]: classified out-links (stored in the links collection)

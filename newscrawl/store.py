@@ -1,0 +1,676 @@
+"""The one module that talks to MongoDB: pages, links, weights, search.
+
+Collections (names in :mod:`newscrawl.defaults`), one document per URL fingerprint ``fp``:
+
+* ``articles`` — content pages (items with ``kind == "article"``);
+* ``nodes`` — entry and channel pages (``kind == "node"``), without their ``links`` list;
+* ``links`` — one document per (``source_fp``, ``target_fp``) edge of the link graph, taken from
+  the ``links`` list of node items.
+
+Write semantics (:meth:`NewsStore.write_pages`, one unordered bulk upsert per collection):
+``first_seen`` is set once (``$setOnInsert``); ``last_seen``, ``fetched_at`` and every other item
+field are overwritten (``$set``); ``weight`` keeps the maximum ever written (``$max``: over runs
+and over in-links, seed 004 §3 "multiple in-links: keep the maximum"). :meth:`update_weights`
+overwrites weights (a recomputation). All writes are idempotent, so a batch can be retried or
+replayed from a spill file without double counting.
+
+Server compatibility. The embedded server is SecantusDB (see :mod:`newscrawl.embedded`).
+Checked against SecantusDB 0.7.0b3 (``buildInfo`` reports 8.2.11) with pymongo 4.20:
+
+* supported: unordered ``bulk_write`` of ``UpdateOne(..., upsert=True)``; the update operators
+  ``$set``, ``$setOnInsert``, ``$max`` (also on a missing field and on datetimes), ``$inc`` and
+  ``$addToSet`` in upserts, with MongoDB's semantics (the same path in ``$set`` and
+  ``$setOnInsert`` is refused with code 40, as by mongod); unique and compound indexes
+  (``DuplicateKeyError``, code 11000); ``aggregate`` with ``$match``/``$group``; ``$regex`` with
+  ``$options: "i"`` (also for non-ASCII letters: ``BÖRSE`` finds ``Börse``); ``tz_aware``
+  datetimes; write concern ``j: true`` (it flushes the server's log: without it a server killed
+  within ~50 ms of an acknowledged write loses that write, see ``journal`` below).
+* not supported: text indexes — ``create_index`` with ``"text"`` fails with code 67
+  ``CannotCreateIndex`` ("text indexes are not supported by SecantusDB") and a ``$text`` query
+  fails with code 2 ``BadValue``. :meth:`NewsStore.ensure_indexes` then records
+  ``text_index = False`` and :meth:`NewsStore.search` uses a case-insensitive regex instead.
+* it advertises itself as the primary of a one-node replica set named ``secantus``, so pymongo
+  reports a ``ReplicaSetWithPrimary`` topology; plain ``mongodb://127.0.0.1:PORT/`` URIs work.
+  ``buildInfo`` carries a ``secantusVersion`` field, which tells it from a mongod.
+
+The text index on a real MongoDB uses ``default_language="none"`` (no stemming, no stop words:
+the corpus mixes languages) and ``language_override="text_language"``, because our items carry a
+``language`` field with ISO codes such as ``zh`` that MongoDB's text index would otherwise read
+as a per-document language and refuse. MongoDB tokenises on spaces and punctuation, so queries
+containing CJK characters use the regex search even when a text index exists.
+
+Failures. pymongo reports an unreachable server as ``AutoReconnect`` /
+``ServerSelectionTimeoutError`` (both ``ConnectionFailure``). :meth:`NewsStore.write_pages`
+retries a bounded number of times with exponential backoff and then raises
+:class:`StoreUnavailable` carrying the unwritten documents; the caller writes them to a spill
+file with :func:`spill` and later calls :meth:`NewsStore.replay_spill`. Spill files are JSON
+lines in MongoDB relaxed Extended JSON (datetimes as ``{"$date": "2024-10-01T08:00:00Z"}``).
+
+Blocking: every method here blocks on the network; Scrapy components call them off the reactor
+thread (``deferToThread``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import glob
+import logging
+import math
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bson import json_util
+from bson.errors import InvalidDocument
+from bson.json_util import JSONMode, JSONOptions
+from pymongo import ASCENDING, DESCENDING, TEXT, MongoClient, UpdateOne, WriteConcern
+from pymongo.collection import Collection
+from pymongo.database import Database
+from pymongo.errors import AutoReconnect, BulkWriteError, ConnectionFailure, OperationFailure
+
+from newscrawl import defaults
+
+logger = logging.getLogger(__name__)
+
+ARTICLES = defaults.ARTICLES_COLLECTION
+NODES = defaults.NODES_COLLECTION
+LINKS = defaults.LINKS_COLLECTION
+
+#: MongoDB error code of ``CannotCreateIndex`` (SecantusDB's answer to a text index).
+CANNOT_CREATE_INDEX = 67
+#: Server error codes meaning "shutting down / not primary right now": retried like
+#: connection failures.
+_TRANSIENT_CODES = frozenset({91, 189, 10107, 11600, 11602, 13435, 13436})
+#: Page fields never copied into ``$set`` (they are the key, go elsewhere, or have own rules).
+_PAGE_RESERVED = frozenset({"_id", "fp", "links", "weight", "first_seen", "last_seen"})
+_LINK_RESERVED = frozenset({"_id", "source_fp", "target_fp", "first_seen", "last_seen"})
+#: Characters MongoDB's text index does not split into words (Han, kana, Hangul).
+_CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+#: Search terms: a "quoted phrase" or a run of non-space characters.
+_SEARCH_TERM = re.compile(r'"([^"]+)"|(\S+)')
+_SPILL_JSON = JSONOptions(json_mode=JSONMode.RELAXED, tz_aware=True, tzinfo=dt.timezone.utc)
+
+#: Keys of the counts returned by :meth:`NewsStore.write_pages`.
+COUNT_KEYS = ("articles", "nodes", "links", "new_articles", "new_nodes", "new_links", "errors")
+
+_text_fallback_logged = False
+
+
+class StoreUnavailable(Exception):
+    """The database stayed unreachable through every retry.
+
+    Attributes:
+        docs: the page documents (as given to :meth:`NewsStore.write_pages`) that were not
+            written; spill them with :func:`spill`. Empty for :meth:`NewsStore.update_weights`.
+    """
+
+    def __init__(self, message: str, docs: Sequence[Mapping[str, Any]] = ()) -> None:
+        super().__init__(message)
+        self.docs: list[Mapping[str, Any]] = list(docs)
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _is_transient(exc: Exception) -> bool:
+    if isinstance(exc, ConnectionFailure):
+        return True
+    if isinstance(exc, OperationFailure) and not isinstance(exc, BulkWriteError):
+        return exc.code in _TRANSIENT_CODES or exc.has_error_label("RetryableWriteError")
+    return False
+
+
+def _search_terms(query: str) -> list[str]:
+    return [m.group(1) or m.group(2) for m in _SEARCH_TERM.finditer(query) if m.group(0) != '""']
+
+
+# --- spill files --------------------------------------------------------------------------------
+
+
+def spill(docs: Iterable[Mapping[str, Any]], path: str | Path) -> int:
+    """Append ``docs`` to the JSON-lines file ``path`` (created with its folders) and fsync it.
+
+    Datetimes are written as relaxed Extended JSON ``{"$date": "<ISO 8601, UTC>"}`` (millisecond
+    precision, as in BSON) and read back tz-aware by :func:`load_spill`.
+
+    Returns:
+        The number of documents written.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    path = Path(path)
+    lines = [
+        json_util.dumps(dict(doc), json_options=_SPILL_JSON, ensure_ascii=False) for doc in docs
+    ]
+    if not lines:
+        return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    logger.info("Spilled %d document(s) to %s", len(lines), path)
+    return len(lines)
+
+
+def load_spill(path: str | Path) -> list[dict[str, Any]]:
+    """Read a spill file written by :func:`spill`; unreadable lines are logged and skipped.
+
+    Raises:
+        OSError: the file cannot be read (``FileNotFoundError`` when missing).
+    """
+    docs: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                doc = json_util.loads(line, json_options=_SPILL_JSON)
+            except ValueError as exc:  # a torn last line after a crash, typically
+                logger.warning("Skipping unreadable line %d of %s: %s", number, path, exc)
+                continue
+            if isinstance(doc, dict):
+                docs.append(doc)
+    return docs
+
+
+# --- the store ----------------------------------------------------------------------------------
+
+
+class NewsStore:
+    """Pages, links and weights of the crawl in one MongoDB database.
+
+    Args:
+        db: the database (its client must use ``tz_aware=True``).
+        client: the client to close in :meth:`close` (given by :meth:`connect`).
+        text_language: ``default_language`` of the text index on a real MongoDB.
+        journal: write with ``j: true`` (added to the database's write concern): a write is
+            acknowledged once it is in the server's journal, so a server killed right after an
+            acknowledged batch keeps it (SecantusDB otherwise flushes its log every ~50 ms,
+            mongod every 100 ms). One journal flush per bulk write.
+
+    Attributes:
+        text_index: True when ``articles`` has a text index, False when the server refused one,
+            None before :meth:`ensure_indexes` (then :meth:`search` looks it up).
+    """
+
+    def __init__(
+        self,
+        db: Database[dict[str, Any]],
+        *,
+        client: MongoClient[dict[str, Any]] | None = None,
+        text_language: str = "none",
+        journal: bool = True,
+    ) -> None:
+        self.db = db
+        self.client = client
+        self.text_language = text_language
+        concern = db.write_concern
+        if journal:
+            concern = WriteConcern(**{**concern.document, "j": True})
+        self._collections: dict[str, Collection[dict[str, Any]]] = {
+            name: db.get_collection(name, write_concern=concern)
+            for name in (ARTICLES, NODES, LINKS)
+        }
+        self.articles = self._collections[ARTICLES]
+        self.nodes = self._collections[NODES]
+        self.links = self._collections[LINKS]
+        self.text_index: bool | None = None
+
+    @classmethod
+    def connect(
+        cls,
+        uri: str,
+        database: str = defaults.NEWSCRAWL_MONGO_DATABASE,
+        *,
+        timeout: float = defaults.NEWSCRAWL_MONGO_TIMEOUT,
+        journal: bool = True,
+    ) -> NewsStore:
+        """Create a client for ``uri`` (``tz_aware=True``) and a store on ``database``.
+
+        Args:
+            timeout: server selection and connect timeout (seconds).
+            journal: see the class.
+
+        No network traffic happens here; an unreachable server shows up at the first operation
+        as ``ServerSelectionTimeoutError`` after ``timeout`` seconds.
+
+        Raises:
+            pymongo.errors.ConfigurationError / ValueError: a malformed URI.
+        """
+        ms = max(int(timeout * 1000), 1)
+        client: MongoClient[dict[str, Any]] = MongoClient(
+            uri,
+            tz_aware=True,
+            serverSelectionTimeoutMS=ms,
+            connectTimeoutMS=ms,
+            appname="newscrawl",
+        )
+        return cls(client[database], client=client, journal=journal)
+
+    def close(self) -> None:
+        """Close the client created by :meth:`connect` (no-op for a borrowed database)."""
+        if self.client is not None:
+            self.client.close()
+
+    def __enter__(self) -> NewsStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- indexes --------------------------------------------------------------------------------
+
+    def ensure_indexes(self) -> None:
+        """Create the indexes (idempotent).
+
+        articles: unique ``fp``; ``(site, published desc)``; ``weight desc``; text on
+        ``(title ×3, text)`` when the server supports it (sets :attr:`text_index`).
+        nodes: unique ``fp``; ``site``. links: unique ``(source_fp, target_fp)``; ``target_fp``;
+        ``(site, link_class)``.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable or refuses an index (other
+                than the text index).
+        """
+        self.articles.create_index([("fp", ASCENDING)], unique=True)
+        self.articles.create_index([("site", ASCENDING), ("published", DESCENDING)])
+        self.articles.create_index([("weight", DESCENDING)])
+        self._ensure_text_index()
+        self.nodes.create_index([("fp", ASCENDING)], unique=True)
+        self.nodes.create_index([("site", ASCENDING)])
+        self.links.create_index([("source_fp", ASCENDING), ("target_fp", ASCENDING)], unique=True)
+        self.links.create_index([("target_fp", ASCENDING)])
+        self.links.create_index([("site", ASCENDING), ("link_class", ASCENDING)])
+
+    def _has_text_index(self) -> bool:
+        for spec in self.articles.index_information().values():
+            if any(kind == TEXT for _field, kind in spec.get("key", ())):
+                return True
+        return False
+
+    def _ensure_text_index(self) -> None:
+        global _text_fallback_logged
+        if self._has_text_index():
+            self.text_index = True
+            return
+        try:
+            self.articles.create_index(
+                [("title", TEXT), ("text", TEXT)],
+                name="title_text",
+                weights={"title": 3, "text": 1},
+                default_language=self.text_language,
+                language_override="text_language",
+            )
+        except OperationFailure as exc:
+            if exc.code != CANNOT_CREATE_INDEX and "text" not in str(exc).lower():
+                raise
+            self.text_index = False
+            if not _text_fallback_logged:
+                _text_fallback_logged = True
+                logger.info(
+                    "The server refuses text indexes (%s); search() uses a regex scan", exc.code
+                )
+            return
+        self.text_index = True
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def write_pages(
+        self,
+        docs: Sequence[Mapping[str, Any]],
+        *,
+        retries: int = 3,
+        backoff: float = 0.5,
+        now: dt.datetime | None = None,
+    ) -> dict[str, int]:
+        """Upsert page documents by ``fp``; store node links in ``links``.
+
+        Args:
+            docs: page dicts (item fields, see :mod:`newscrawl.items`); ``kind`` is
+                ``"article"`` (→ ``articles``) or ``"node"`` (→ ``nodes``, its ``links`` list of
+                dicts → ``links``, keyed by ``(source_fp, target_fp)``). A doc without ``fp`` or
+                with another kind is counted in ``errors`` and skipped.
+            retries: further attempts after a connection failure.
+            backoff: seconds before the first retry; doubled for each next one.
+            now: the time used for ``first_seen``/``last_seen`` when a doc has no ``fetched_at``
+                (default: the current UTC time).
+
+        Returns:
+            ``{"articles", "nodes", "links"}``: documents matched or inserted per collection;
+            ``{"new_articles", "new_nodes", "new_links"}``: of which inserted; ``"errors"``:
+            documents skipped or refused by the server (logged).
+
+        Raises:
+            StoreUnavailable: the server stayed unreachable; ``.docs`` holds the docs not
+                (completely) written. Writes are idempotent, so replaying them is safe.
+            pymongo.errors.OperationFailure: the server refused the whole batch for another
+                reason than availability (authorisation, for example).
+        """
+        now = now or _utcnow()
+        counts = dict.fromkeys(COUNT_KEYS, 0)
+        ops: dict[str, list[UpdateOne]] = {ARTICLES: [], NODES: [], LINKS: []}
+        valid: list[Mapping[str, Any]] = []
+        for doc in docs:
+            kind, fp = doc.get("kind"), doc.get("fp")
+            if kind not in ("article", "node") or not fp:
+                counts["errors"] += 1
+                logger.warning(
+                    "Not storing a page with kind=%r fp=%r (%s)", kind, fp, doc.get("url")
+                )
+                continue
+            valid.append(doc)
+            if kind == "article":
+                ops[ARTICLES].append(self._page_update(doc, now))
+                continue
+            ops[NODES].append(self._page_update(doc, now))
+            for link in doc.get("links") or ():
+                update = self._link_update(link, doc, now)
+                if update is None:
+                    counts["errors"] += 1
+                else:
+                    ops[LINKS].append(update)
+
+        done: set[str] = set()
+        for name, key in ((ARTICLES, "articles"), (NODES, "nodes"), (LINKS, "links")):
+            if ops[name]:
+                try:
+                    matched, upserted, errors = self._bulk(name, ops[name], retries, backoff)
+                except (ConnectionFailure, OperationFailure) as exc:
+                    if not _is_transient(exc):
+                        raise
+                    unwritten = [
+                        d
+                        for d in valid
+                        if (d["kind"] == "article" and ARTICLES not in done)
+                        or (d["kind"] == "node" and not {NODES, LINKS} <= done)
+                    ]
+                    raise StoreUnavailable(
+                        f"MongoDB unavailable after {retries + 1} attempt(s) writing {name}: "
+                        f"{exc}; {len(unwritten)} page(s) not written",
+                        unwritten,
+                    ) from exc
+                counts[key] += matched + upserted
+                counts["new_" + key] += upserted
+                counts["errors"] += errors
+            done.add(name)
+        return counts
+
+    @staticmethod
+    def _page_update(doc: Mapping[str, Any], now: dt.datetime) -> UpdateOne:
+        seen = doc.get("fetched_at") or now
+        fields = {k: v for k, v in doc.items() if k not in _PAGE_RESERVED}
+        fields["last_seen"] = doc.get("last_seen") or seen
+        update: dict[str, Any] = {
+            "$set": fields,
+            "$setOnInsert": {"first_seen": doc.get("first_seen") or seen},
+        }
+        weight = doc.get("weight")
+        if weight is not None and not (isinstance(weight, float) and math.isnan(weight)):
+            update["$max"] = {"weight": float(weight)}
+        return UpdateOne({"fp": doc["fp"]}, update, upsert=True)
+
+    @staticmethod
+    def _link_update(
+        link: Mapping[str, Any], node: Mapping[str, Any], now: dt.datetime
+    ) -> UpdateOne | None:
+        source_fp = link.get("source_fp") or node["fp"]
+        target_fp = link.get("target_fp")
+        if not target_fp:
+            logger.warning("Not storing a link without target_fp from %s", node.get("url"))
+            return None
+        seen = node.get("fetched_at") or now
+        fields = {k: v for k, v in link.items() if k not in _LINK_RESERVED}
+        fields.setdefault("source_url", node.get("url"))
+        fields.setdefault("site", node.get("site"))
+        fields["last_seen"] = link.get("last_seen") or seen
+        return UpdateOne(
+            {"source_fp": source_fp, "target_fp": target_fp},
+            {"$set": fields, "$setOnInsert": {"first_seen": link.get("first_seen") or seen}},
+            upsert=True,
+        )
+
+    def _bulk(
+        self, name: str, ops: list[UpdateOne], retries: int, backoff: float
+    ) -> tuple[int, int, int]:
+        """One unordered bulk write with retries; returns (matched, upserted, errors)."""
+        collection = self._collections[name]
+        attempt = 0
+        while True:
+            try:
+                try:
+                    result = collection.bulk_write(ops, ordered=False)
+                    return result.matched_count, result.upserted_count, 0
+                except BulkWriteError as exc:
+                    details = exc.details
+                    write_errors = details.get("writeErrors") or []
+                    if any(err.get("code") in _TRANSIENT_CODES for err in write_errors):
+                        # the server is shutting down or stepping down: retry the batch
+                        raise AutoReconnect(
+                            f"{name}: the server interrupted the bulk write "
+                            f"({write_errors[0].get('errmsg')})"
+                        ) from exc
+                    if write_errors:
+                        logger.warning(
+                            "%d write error(s) in %s; first: %s",
+                            len(write_errors),
+                            name,
+                            write_errors[0].get("errmsg"),
+                        )
+                    return (
+                        int(details.get("nMatched", 0)),
+                        int(details.get("nUpserted", 0)),
+                        len(write_errors),
+                    )
+                except InvalidDocument:
+                    return self._one_by_one(collection, ops)
+            except (ConnectionFailure, OperationFailure) as exc:
+                if not _is_transient(exc) or attempt >= retries:
+                    raise
+                delay = backoff * (2**attempt)
+                attempt += 1
+                logger.warning(
+                    "MongoDB unavailable writing %s (%s); retry %d/%d in %.2f s",
+                    name,
+                    exc,
+                    attempt,
+                    retries,
+                    delay,
+                )
+                time.sleep(delay)
+
+    @staticmethod
+    def _one_by_one(
+        collection: Collection[dict[str, Any]], ops: list[UpdateOne]
+    ) -> tuple[int, int, int]:
+        """Write ops singly to isolate the ones BSON cannot encode (counted as errors)."""
+        matched = upserted = errors = 0
+        for op in ops:
+            try:
+                result = collection.bulk_write([op], ordered=False)
+            except (InvalidDocument, BulkWriteError) as exc:
+                errors += 1
+                logger.warning("Not storing a document in %s: %s", collection.name, exc)
+                continue
+            matched += result.matched_count
+            upserted += result.upserted_count
+        return matched, upserted, errors
+
+    def update_weights(
+        self, weights: Mapping[str, float], *, retries: int = 3, backoff: float = 0.5
+    ) -> int:
+        """Overwrite ``weight`` by ``fp`` in ``articles`` and ``nodes``.
+
+        Args:
+            weights: ``{fp: weight}``; fps not in the store are ignored.
+            retries, backoff: as for :meth:`write_pages` (seconds).
+
+        Returns:
+            The number of documents whose weight changed.
+
+        Raises:
+            StoreUnavailable: the server stayed unreachable (``.docs`` is empty).
+        """
+        if not weights:
+            return 0
+        ops = [UpdateOne({"fp": fp}, {"$set": {"weight": float(w)}}) for fp, w in weights.items()]
+        modified = 0
+        for name in (ARTICLES, NODES):
+            attempt = 0
+            while True:
+                try:
+                    result = self._collections[name].bulk_write(ops, ordered=False)
+                    modified += result.modified_count
+                    break
+                except (ConnectionFailure, OperationFailure) as exc:
+                    if not _is_transient(exc):
+                        raise
+                    if attempt >= retries:
+                        raise StoreUnavailable(
+                            f"MongoDB unavailable updating weights in {name}: {exc}"
+                        ) from exc
+                    time.sleep(backoff * (2**attempt))
+                    attempt += 1
+        return modified
+
+    # -- spill files ----------------------------------------------------------------------------
+
+    def replay_spill(
+        self,
+        path: str | Path,
+        *,
+        batch_size: int = 500,
+        retries: int = 3,
+        backoff: float = 0.5,
+    ) -> dict[str, int]:
+        """Write a spill file (see :func:`spill`) back into the store and remove it.
+
+        The file is first renamed to ``<path>.replay-<pid>`` so that new spills go to a fresh
+        ``path``; leftovers of an interrupted replay are replayed too. When the server goes
+        away again, the docs not yet written are appended to ``path`` again and
+        :class:`StoreUnavailable` is raised (nothing is lost, nothing is written twice in
+        effect: writes are idempotent).
+
+        Args:
+            batch_size: documents per :meth:`write_pages` call.
+            retries, backoff: as for :meth:`write_pages` (seconds).
+
+        Returns:
+            The summed counts of :meth:`write_pages` (all zero when there is nothing to replay).
+
+        Raises:
+            StoreUnavailable: as above.
+            OSError: the file cannot be read, renamed or removed.
+        """
+        path = Path(path)
+        totals = dict.fromkeys(COUNT_KEYS, 0)
+        sources = sorted(path.parent.glob(glob.escape(path.name) + ".replay-*"))
+        if path.exists():
+            work = path.with_name(f"{path.name}.replay-{os.getpid()}")
+            if work.exists():  # our own leftover: append instead of clobbering it
+                spill(load_spill(path), work)
+                path.unlink()
+            else:
+                os.replace(path, work)
+            if work not in sources:
+                sources.append(work)
+        for source in sources:
+            try:
+                docs = load_spill(source)
+            except FileNotFoundError:  # replayed meanwhile by another process
+                continue
+            for start in range(0, len(docs), max(batch_size, 1)):
+                batch = docs[start : start + max(batch_size, 1)]
+                try:
+                    counts = self.write_pages(batch, retries=retries, backoff=backoff)
+                except StoreUnavailable as exc:
+                    spill([*exc.docs, *docs[start + len(batch) :]], path)
+                    with contextlib.suppress(FileNotFoundError):
+                        source.unlink()
+                    raise
+                for key, value in counts.items():
+                    totals[key] = totals.get(key, 0) + value
+            with contextlib.suppress(FileNotFoundError):
+                source.unlink()
+            logger.info("Replayed %d document(s) from %s", len(docs), source)
+        return totals
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        site: str | None = None,
+        limit: int = 20,
+        with_text: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Find articles by words of their title and text.
+
+        With a text index (real MongoDB) this is a ``$text`` search (any of the words; results
+        by relevance, then weight; each result has a ``score``). Without one (SecantusDB), or
+        when the query has CJK characters, every term (a word or a "quoted phrase") must occur,
+        case-insensitively, in the title or the text; results by weight, then publication time.
+
+        Args:
+            query: the words to find.
+            site: only articles of this registered domain.
+            limit: at most this many results.
+            with_text: include the ``text`` body in the results.
+
+        Returns:
+            Article documents without ``_id``.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        terms = _search_terms(query)
+        if not terms:
+            return []
+        if self.text_index is None:
+            self.text_index = self._has_text_index()
+        filt: dict[str, Any] = {"site": site} if site else {}
+        projection: dict[str, Any] = {"_id": 0}
+        if not with_text:
+            projection["text"] = 0
+        if self.text_index and not _CJK_CHARS.search(query):
+            filt["$text"] = {"$search": query}
+            projection["score"] = {"$meta": "textScore"}
+            order: list[tuple[str, Any]] = [
+                ("score", {"$meta": "textScore"}),
+                ("weight", DESCENDING),
+            ]
+        else:
+            filt["$and"] = [
+                {
+                    "$or": [
+                        {field: {"$regex": re.escape(term), "$options": "i"}}
+                        for field in ("title", "text")
+                    ]
+                }
+                for term in terms
+            ]
+            order = [("weight", DESCENDING), ("published", DESCENDING)]
+        return list(self.articles.find(filt, projection).sort(order).limit(max(int(limit), 0)))
+
+    def counts_by_class(self, site: str | None = None) -> dict[str, int]:
+        """Number of stored links per ``link_class`` (``"unknown"`` when missing).
+
+        Args:
+            site: only links of this registered domain.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        pipeline: list[dict[str, Any]] = [{"$match": {"site": site}}] if site else []
+        pipeline.append({"$group": {"_id": "$link_class", "n": {"$sum": 1}}})
+        return {
+            str(row["_id"]) if row["_id"] is not None else "unknown": int(row["n"])
+            for row in self.links.aggregate(pipeline)
+        }

@@ -1,0 +1,1 @@
+"""Item pipelines: NewsPageRank weights, MongoDB storage."""

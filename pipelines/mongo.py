@@ -1,0 +1,173 @@
+"""Item pipeline: store pages and the link graph in MongoDB (:mod:`newscrawl.store`).
+
+Items are buffered and written in batches of ``NEWSCRAWL_MONGO_BATCH_SIZE`` by one unordered
+bulk upsert, in a worker thread (never on the reactor thread); at most two batches wait, after
+that the item pipeline waits for the database (back-pressure). When the database goes away,
+the batch is written to a spill file in the data folder (``spill-<spider>.jsonl``), counted,
+and replayed at the next start — no item is lost.
+
+Server: ``NEWSCRAWL_MONGO_URI`` / env ``NEWSCRAWL_MONGO_URI`` / env ``MONGO_URI``, else the
+embedded SecantusDB server on ``NEWSCRAWL_DATA_DIR`` (started, or reused when already running,
+and stopped at the end if this crawl started it). Stats: ``newscrawl/store/<articles|nodes|
+links|errors>``, ``newscrawl/store/spilled``, ``newscrawl/store/replayed``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import defer, threads
+
+from newscrawl import defaults
+from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
+from newscrawl.store import NewsStore, StoreUnavailable, spill
+
+logger = logging.getLogger(__name__)
+
+#: Batches allowed to wait for the writer thread before process_item waits too.
+MAX_QUEUED_BATCHES = 2
+
+
+class MongoPipeline:
+    """Thin adapter: buffer items, hand batches to :class:`newscrawl.store.NewsStore`."""
+
+    def __init__(self, stats, *, uri: str = "", database: str = defaults.NEWSCRAWL_MONGO_DATABASE,
+                 data_dir: str = defaults.NEWSCRAWL_DATA_DIR,
+                 batch_size: int = defaults.NEWSCRAWL_MONGO_BATCH_SIZE,
+                 timeout: float = defaults.NEWSCRAWL_MONGO_TIMEOUT,
+                 embedded_port: int = defaults.NEWSCRAWL_EMBEDDED_PORT,
+                 start_timeout: float = defaults.NEWSCRAWL_EMBEDDED_START_TIMEOUT,
+                 crawler=None):
+        self.stats = stats
+        self.setting_uri = uri
+        self.database = database
+        self.data_dir = data_dir
+        self.batch_size = max(1, batch_size)
+        self.timeout = timeout
+        self.embedded_port = embedded_port
+        self.start_timeout = start_timeout
+        self.crawler = crawler
+        self.store: NewsStore | None = None
+        self.embedded = None
+        self.uri = ""
+        self.spill_path: Path | None = None
+        self._buffer: list[dict] = []
+        self._queued = 0
+        self._writer: defer.Deferred = defer.succeed(None)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        s = crawler.settings
+        if not s.getbool("NEWSCRAWL_MONGO_ENABLED", defaults.NEWSCRAWL_MONGO_ENABLED):
+            raise NotConfigured("NEWSCRAWL_MONGO_ENABLED is off")
+        return cls(
+            crawler.stats,
+            uri=s.get("NEWSCRAWL_MONGO_URI", defaults.NEWSCRAWL_MONGO_URI) or "",
+            database=s.get("NEWSCRAWL_MONGO_DATABASE", defaults.NEWSCRAWL_MONGO_DATABASE),
+            data_dir=s.get("NEWSCRAWL_DATA_DIR", defaults.NEWSCRAWL_DATA_DIR),
+            batch_size=s.getint("NEWSCRAWL_MONGO_BATCH_SIZE", defaults.NEWSCRAWL_MONGO_BATCH_SIZE),
+            timeout=s.getfloat("NEWSCRAWL_MONGO_TIMEOUT", defaults.NEWSCRAWL_MONGO_TIMEOUT),
+            embedded_port=s.getint("NEWSCRAWL_EMBEDDED_PORT", defaults.NEWSCRAWL_EMBEDDED_PORT),
+            start_timeout=s.getfloat("NEWSCRAWL_EMBEDDED_START_TIMEOUT",
+                                     defaults.NEWSCRAWL_EMBEDDED_START_TIMEOUT),
+            crawler=crawler,
+        )
+
+    # -- open ---------------------------------------------------------------------------------
+
+    async def open_spider(self, spider=None):
+        spider = spider or getattr(self.crawler, "spider", None)
+        name = getattr(spider, "name", "crawl")
+        await maybe_deferred_to_future(threads.deferToThread(self._open, name))
+
+    def _open(self, spider_name: str) -> None:
+        self.uri, self.embedded = resolve_mongo_uri(
+            self.setting_uri, self.data_dir, port=self.embedded_port, start_timeout=self.start_timeout)
+        self.spill_path = Path(resolve_data_dir(self.data_dir)) / f"spill-{spider_name}.jsonl"
+        self.store = NewsStore.connect(self.uri, self.database, timeout=self.timeout)
+        self.store.ensure_indexes()
+        try:
+            replayed = self.store.replay_spill(self.spill_path)
+        except StoreUnavailable as exc:
+            logger.error("Could not replay %s: %s", self.spill_path, exc)
+            return
+        if any(replayed.values()):
+            logger.info("Replayed spilled items from %s: %s", self.spill_path, replayed)
+            self.stats.inc_value("newscrawl/store/replayed", sum(replayed.values()))
+
+    # -- items --------------------------------------------------------------------------------
+
+    async def process_item(self, item, spider=None):
+        self._buffer.append(ItemAdapter(item).asdict())
+        if len(self._buffer) < self.batch_size:
+            return item
+        waiting = self._flush()
+        if self._queued > MAX_QUEUED_BATCHES:
+            await maybe_deferred_to_future(waiting)
+        return item
+
+    def _flush(self) -> defer.Deferred:
+        batch, self._buffer = self._buffer, []
+        if not batch:
+            return self._writer
+        self._queued += 1
+
+        def write(_):
+            return threads.deferToThread(self._write, batch)
+
+        def done(result):
+            self._queued -= 1
+            return result
+
+        self._writer = self._writer.addCallback(write).addBoth(done)
+        return self._writer
+
+    def _write(self, batch: list[dict]) -> None:
+        try:
+            counts = self.store.write_pages(batch)
+        except StoreUnavailable as exc:
+            docs = list(exc.docs) or batch
+            spill(docs, self.spill_path)
+            self.stats.inc_value("newscrawl/store/spilled", len(docs))
+            logger.error("MongoDB unavailable (%s): %d item(s) spilled to %s, replayed at the next "
+                         "start", exc, len(docs), self.spill_path)
+            return
+        for key, value in counts.items():
+            if value:
+                self.stats.inc_value(f"newscrawl/store/{key}", value)
+
+    # -- close --------------------------------------------------------------------------------
+
+    async def close_spider(self, spider=None):
+        await maybe_deferred_to_future(self._flush())
+        newsrank = getattr(self.crawler, "newscrawl_newsrank", None) if self.crawler else None
+        weights = newsrank.final_weights() if newsrank is not None else {}
+        await maybe_deferred_to_future(threads.deferToThread(self._close, weights))
+
+    def _close(self, weights: dict[str, float]) -> None:
+        try:
+            if weights and self.store is not None:
+                try:
+                    changed = self.store.update_weights(weights)
+                    self.stats.set_value("newscrawl/store/weights_updated", changed)
+                except StoreUnavailable as exc:
+                    logger.error("Final NewsPageRank weights not stored: %s", exc)
+            if self.store is not None:
+                try:
+                    articles = self.store.articles.estimated_document_count()
+                    nodes = self.store.nodes.estimated_document_count()
+                    links = self.store.links.estimated_document_count()
+                    logger.info("Results: %d articles, %d nodes, %d links in %s database %r%s",
+                                articles, nodes, links, self.uri, self.database,
+                                f" (embedded store, data folder {self.embedded.data_dir})"
+                                if self.embedded else "")
+                except Exception as exc:  # the summary is informative only
+                    logger.warning("Could not count stored documents: %s", exc)
+                self.store.close()
+        finally:
+            if self.embedded is not None:
+                self.embedded.stop()

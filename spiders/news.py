@@ -1,0 +1,175 @@
+"""The ``news`` spider: news entry URLs in, node and article items out.
+
+Usage::
+
+    scrapy crawl news -a start_urls=https://www.heise.de/,https://www.zeit.de/index
+    scrapy crawl news -a seeds=seeds.txt -a depth=2 -a strategy=best
+
+The spider only fetches and describes pages. Links are extracted and classified by
+:class:`middlewares.linkclass.LinkClassificationMiddleware`, which turns each :class:`NodeItem`'s
+links into requests back to :meth:`NewsSpider.parse_node` (node links) and
+:meth:`NewsSpider.parse_article` (content links).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from pathlib import Path
+
+import scrapy
+from scrapy.http import TextResponse
+
+from newscrawl import defaults
+from newscrawl.algorithms.extraction import extract_article
+from newscrawl.algorithms.frontier import STRATEGIES
+from newscrawl.algorithms.urls import host_of, registered_domain, url_fingerprint
+from newscrawl.items import ArticleItem, NodeItem
+
+logger = logging.getLogger(__name__)
+
+
+def read_entry_urls(start_urls: str | None = None, seeds: str | None = None) -> list[str]:
+    """Return the entry URLs given as ``-a start_urls=`` (comma-separated) and/or ``-a seeds=``.
+
+    The seeds file holds one URL per line; blank lines and ``#`` comments are skipped. URLs
+    without a scheme get ``http://``. Duplicates are dropped, order kept.
+
+    Raises:
+        ValueError: no URL given, a seeds file that cannot be read, or a URL with no host.
+    """
+    urls: list[str] = []
+    if start_urls:
+        urls += [u.strip() for u in start_urls.split(",") if u.strip()]
+    if seeds:
+        try:
+            lines = Path(seeds).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ValueError(f"cannot read seeds file {seeds!r}: {exc}") from exc
+        urls += [line.split("#", 1)[0].strip() for line in lines]
+    out: list[str] = []
+    for url in urls:
+        if not url:
+            continue
+        if "://" not in url:
+            url = "http://" + url
+        if not host_of(url):
+            raise ValueError(f"entry URL has no host: {url!r}")
+        if url not in out:
+            out.append(url)
+    if not out:
+        raise ValueError("news: give entry URLs with -a start_urls=URL[,URL...] or -a seeds=FILE")
+    return out
+
+
+class NewsSpider(scrapy.Spider):
+    """Crawl news sites from their entry URLs (seed 004's StartURLs).
+
+    Spider arguments: ``start_urls`` (comma-separated), ``seeds`` (file), ``depth`` (node-link
+    recursion depth, default ``NEWSCRAWL_DEPTH``), ``strategy`` (``bfs``/``dfs``/``best``,
+    default ``NEWSCRAWL_STRATEGY``).
+    """
+
+    name = "news"
+
+    def __init__(self, start_urls: str | None = None, seeds: str | None = None,
+                 depth: str | int | None = None, strategy: str | None = None, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(start_urls, (list, tuple)):
+            start_urls = ",".join(start_urls)
+        self.entry_urls = read_entry_urls(start_urls, seeds)
+        self._depth_arg = depth
+        self._strategy_arg = strategy
+        self.max_depth = defaults.NEWSCRAWL_DEPTH
+        self.strategy = defaults.NEWSCRAWL_STRATEGY
+        self.extract_max_bytes = defaults.NEWSCRAWL_EXTRACT_MAX_BYTES
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        settings = crawler.settings
+        depth = spider._depth_arg if spider._depth_arg is not None else settings.getint(
+            "NEWSCRAWL_DEPTH", defaults.NEWSCRAWL_DEPTH)
+        try:
+            spider.max_depth = int(depth)
+        except (TypeError, ValueError):
+            raise ValueError(f"news: depth must be a whole number, got {depth!r}") from None
+        if spider.max_depth < 0:
+            raise ValueError(f"news: depth must be >= 0, got {spider.max_depth}")
+        strategy = spider._strategy_arg or settings.get("NEWSCRAWL_STRATEGY", defaults.NEWSCRAWL_STRATEGY)
+        if strategy not in STRATEGIES:
+            raise ValueError(f"news: strategy must be one of {STRATEGIES}, got {strategy!r}")
+        spider.strategy = strategy
+        spider.extract_max_bytes = settings.getint("NEWSCRAWL_EXTRACT_MAX_BYTES",
+                                                   defaults.NEWSCRAWL_EXTRACT_MAX_BYTES)
+        return spider
+
+    async def start(self):
+        for url in self.entry_urls:
+            yield scrapy.Request(url, callback=self.parse_node, priority=10_000_000, meta={
+                "newscrawl_entry_url": url,
+                "newscrawl_start_url": url,
+                "newscrawl_depth": 0,
+                "newscrawl_link_class": "entry",
+                "newscrawl_role": "entry",
+                "newscrawl_features": {},
+                "newscrawl_parent_weight": 1.0,
+            })
+
+    def _page_fields(self, response) -> dict:
+        meta = response.meta
+        url = response.url
+        host = host_of(url)
+        return {
+            "url": url,
+            "fp": url_fingerprint(url),
+            "site": registered_domain(host),
+            "host": host,
+            "entry_url": meta.get("newscrawl_entry_url"),
+            "start_url": meta.get("newscrawl_start_url"),
+            "link_class": meta.get("newscrawl_link_class"),
+            "role": meta.get("newscrawl_role"),
+            "depth": meta.get("newscrawl_depth", 0),
+            "referer": meta.get("newscrawl_referer"),
+            "features": meta.get("newscrawl_features") or {},
+            "parent_weight": meta.get("newscrawl_parent_weight", 1.0),
+            "status": response.status,
+            "encoding": getattr(response, "encoding", None),
+            "fetched_at": datetime.now(timezone.utc),
+        }
+
+    def _skip_non_html(self, response) -> bool:
+        """True (and counted) for responses that are not HTML: images, PDFs, feeds."""
+        if isinstance(response, TextResponse):
+            content_type = (response.headers.get("Content-Type") or b"text/html").lower()
+            if b"html" in content_type or response.body.lstrip()[:1] == b"<":
+                return False
+        self.crawler.stats.inc_value("newscrawl/spider/skipped_non_html")
+        logger.debug("Skipping non-HTML response %s", response)
+        return True
+
+    def parse_node(self, response):
+        """Describe an entry or channel page; its links are classified by the spider middleware."""
+        if self._skip_non_html(response):
+            return
+        fields = self._page_fields(response)
+        title = response.xpath("normalize-space(//title)").get() or None
+        yield NodeItem(kind="node", title=title, **fields)
+
+    def parse_article(self, response):
+        """Extract one article (content page)."""
+        if self._skip_non_html(response):
+            return
+        fields = self._page_fields(response)
+        if len(response.body) > self.extract_max_bytes:
+            self.crawler.stats.inc_value("newscrawl/extraction/skipped_too_large")
+            logger.warning("Not extracting %s: %d bytes > NEWSCRAWL_EXTRACT_MAX_BYTES", response.url,
+                           len(response.body))
+            article = {"title": None, "published": None, "authors": [], "text": "",
+                       "language": None, "canonical_url": None, "description": None}
+        else:
+            article = extract_article(response.text, response.url)
+            self.crawler.stats.inc_value(
+                "newscrawl/extraction/ok" if article.get("text") else "newscrawl/extraction/empty")
+        yield ArticleItem(kind="article", **fields, **{k: article.get(k) for k in (
+            "title", "published", "authors", "text", "language", "canonical_url", "description")})

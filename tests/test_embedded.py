@@ -1,0 +1,221 @@
+"""newscrawl.embedded: the SecantusDB server process, started and stopped for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pymongo
+import pytest
+from pymongo import WriteConcern
+
+from newscrawl import embedded
+from newscrawl.embedded import EmbeddedMongo, find_server_pids, pid_alive, ping, resolve_mongo_uri
+
+pytestmark = pytest.mark.skipif(
+    sys.platform.startswith("win"), reason="process-group and /proc checks are POSIX only"
+)
+
+
+def _client(uri: str) -> pymongo.MongoClient:
+    return pymongo.MongoClient(uri, tz_aware=True, serverSelectionTimeoutMS=5000)
+
+
+def _state(data: Path) -> dict:
+    return json.loads((data / "server.json").read_text())
+
+
+def _children() -> set[int]:
+    """Pids of this process's children (Linux)."""
+    me = os.getpid()
+    children = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:
+            children.add(int(stat.parent.name))
+    return children
+
+
+def _wait_dead(pid: int, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Iterator[Path]:
+    """A data folder; servers a failed test left running on it are killed afterwards."""
+    yield tmp_path / "data"
+    for pid in find_server_pids(tmp_path / "data" / "db"):
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_lifecycle_on_one_folder(data: Path) -> None:
+    # 1. a fresh folder: start, state file, detached session
+    owner = EmbeddedMongo(data)
+    uri = owner.start()
+    first_pid = owner.pid
+    assert uri == f"mongodb://127.0.0.1:{owner.port}/"
+    assert owner.owner and pid_alive(first_pid)
+    state = _state(data)
+    assert state["pid"] == first_pid and state["port"] == owner.port and state["started_at"]
+    assert (data / "db" / "WiredTiger").exists()
+    assert "listening" in (data / "server.log").read_text()
+    assert os.getsid(first_pid) != os.getsid(0)  # its own session: Ctrl-C of the crawl misses it
+    assert os.getppid() != first_pid and first_pid not in _children()  # detached: not our child
+    assert owner.start() == uri  # idempotent
+    with _client(uri) as client:
+        client.newscrawl.t.insert_one({"fp": "first run"})
+
+    # 2. a second user on the same folder reuses it; its stop() leaves the server alive
+    user = EmbeddedMongo(data)
+    assert user.start() == uri
+    assert not user.owner and user.pid == first_pid
+    user.stop()
+    assert pid_alive(first_pid) and ping("127.0.0.1", owner.port)
+
+    # 3. the owner's stop() ends it and removes server.json
+    owner.stop()
+    assert not pid_alive(first_pid) and not (data / "server.json").exists()
+    owner.stop()  # idempotent
+
+    # 4. persistence across a restart
+    restarted = EmbeddedMongo(data)
+    with _client(restarted.start()) as client:
+        assert client.newscrawl.t.find_one({"fp": "first run"})
+        # j=True (as NewsStore writes): acknowledged means in the server's log, crash or not
+        journaled = client.newscrawl.get_collection("t", write_concern=WriteConcern(j=True))
+        journaled.insert_one({"fp": "before crash"})
+    survivor = EmbeddedMongo(data)
+    survivor.start()
+    crashed_pid = restarted.pid
+    restarted.stop()  # another user holds a lease: left running
+    assert pid_alive(crashed_pid)
+
+    # 5. crash: the server dies without cleanup; server.json names a dead pid
+    os.kill(crashed_pid, signal.SIGKILL)
+    _wait_dead(crashed_pid)
+    assert _state(data)["pid"] == crashed_pid and not pid_alive(crashed_pid)
+    # ... a pid reused by another program is not taken for the server either
+    assert not embedded.is_server_process(os.getpid(), data / "db")
+
+    third = EmbeddedMongo(data)
+    uri = third.start()
+    assert third.owner and third.pid != crashed_pid and _state(data)["pid"] == third.pid
+    with _client(uri) as client:
+        assert {d["fp"] for d in client.newscrawl.t.find()} == {"first run", "before crash"}
+    survivor.stop()  # its server is gone and server.json is not its own: nothing happens
+    assert pid_alive(third.pid)
+
+    # 6. the starter leaves first: the last user out stops the server
+    last = EmbeddedMongo(data)
+    last.start()
+    third_pid = third.pid
+    third.stop()
+    assert pid_alive(third_pid)
+    last.stop()
+    assert not pid_alive(third_pid) and not (data / "server.json").exists()
+
+
+def test_start_timeout_reports_log_and_cleans_up(tmp_path: Path) -> None:
+    server = EmbeddedMongo(tmp_path, start_timeout=0.05)
+    with pytest.raises(RuntimeError, match=r"did not answer within 0\.05 s") as info:
+        server.start()
+    assert "server.log" in str(info.value)
+    assert not (tmp_path / "server.json").exists()
+    assert find_server_pids(tmp_path / "db") == []
+    assert not server.started
+
+
+def test_port_in_use_fails_with_log_tail(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(RuntimeError, match="exited while starting") as info:
+            EmbeddedMongo(tmp_path, port=port, start_timeout=20).start()
+    assert "Address already in use" in str(info.value)
+
+
+def test_live_server_that_does_not_answer(tmp_path: Path) -> None:
+    """A hung daemon holding the folder is reported, not killed; the CLI stop ends it."""
+    db = tmp_path / "db"
+    hung = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"]
+        + ["secantusd-py", "--storage-path", str(db)]
+    )
+    try:
+        (tmp_path / "server.json").write_text(
+            json.dumps({"pid": hung.pid, "port": embedded.free_port(), "host": "127.0.0.1"})
+        )
+        with pytest.raises(RuntimeError, match=f"pid {hung.pid} holds .* does not answer"):
+            EmbeddedMongo(tmp_path, start_timeout=0.3).start()
+        assert hung.poll() is None
+        assert embedded.stop_server(tmp_path, timeout=5) == hung.pid
+        assert hung.wait(5) == -signal.SIGTERM
+        assert not (tmp_path / "server.json").exists()
+    finally:
+        hung.kill()
+        hung.wait()
+
+
+def test_cli_keeps_the_server_for_analysts(
+    data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def cli(*args: str) -> tuple[int, str]:
+        code = embedded.main([*args, "--data-dir", str(data)])
+        return code, capsys.readouterr().out.strip()
+
+    assert cli("status")[0] == 3
+    assert cli("uri")[0] == 1
+    # start in its own process, as an analyst would: the server outlives the command
+    started = subprocess.run(
+        [sys.executable, "-m", "newscrawl.embedded", "start", "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode == 0, started.stderr
+    uri = started.stdout.strip()
+    assert uri.startswith("mongodb://127.0.0.1:") and "mongosh" in started.stderr
+    assert cli("uri") == (0, uri)
+    code, out = cli("status")
+    status = json.loads(out)
+    assert code == 0 and status["running"] and status["answering"] and status["keep"]
+    # a crawl uses the kept server and leaves it running
+    crawl = EmbeddedMongo(data)
+    assert crawl.start() == uri and not crawl.owner
+    crawl.stop()
+    assert ping("127.0.0.1", status["port"])
+
+    assert cli("stop") == (0, f"stopped pid {status['pid']}")
+    assert not pid_alive(status["pid"])
+    assert cli("status")[0] == 3
+    assert cli("stop") == (0, "not running")
+
+
+def test_resolve_mongo_uri_prefers_configured_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEWSCRAWL_MONGO_URI", "mongodb://env-newscrawl:1/")
+    monkeypatch.setenv("MONGO_URI", "mongodb://env-mongo:1/")
+    assert resolve_mongo_uri("mongodb://setting:1/", "./data") == ("mongodb://setting:1/", None)
+    assert resolve_mongo_uri("", "./data") == ("mongodb://env-newscrawl:1/", None)
+    monkeypatch.delenv("NEWSCRAWL_MONGO_URI")
+    assert resolve_mongo_uri("", "./data") == ("mongodb://env-mongo:1/", None)
+
+
+def test_resolve_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NEWSCRAWL_DATA_DIR", raising=False)
+    assert embedded.resolve_data_dir("/srv/crawl") == "/srv/crawl"
+    assert embedded.resolve_data_dir(None) == "./data"
+    monkeypatch.setenv("NEWSCRAWL_DATA_DIR", "/var/lib/newscrawl")
+    assert embedded.resolve_data_dir("/srv/crawl") == "/var/lib/newscrawl"
