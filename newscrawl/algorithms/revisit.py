@@ -672,7 +672,7 @@ def sqrt_allocation(
     out: dict[Hashable, float] = {}
     for k, f in zip(keys, freqs):
         interval = 1.0 / f if f > 0 else max_interval
-        out[k] = clamp_interval(interval, min_interval=min_interval, max_interval=max_interval)
+        out[k] = float(min(max(interval, min_interval), max_interval))
     return out
 
 
@@ -905,39 +905,56 @@ class ChannelScheduler:
         a = self.prior_links
         return (st.links * d + a) / (st.exposure * d + a / self.prior_rate)
 
+    def _recent(self, st: RateState, now: float) -> float:
+        if st.recent_exposure <= 0:
+            return 0.0
+        d = 1.0
+        if st.updated is not None and now > st.updated:
+            d = 0.5 ** ((now - st.updated) / self.recent_half_life)
+        return st.recent_links * d / (st.recent_exposure * d + self.recent_half_life / 4)
+
+    def _shapes(self, prof: DailyProfile, now: float) -> tuple[float, float]:
+        """This bin's multiplier, and the larger of this bin's and the next one's."""
+        shape = prof.shape(now)
+        b = prof._bin(now)
+        here = shape[b]
+        return here, max(here, shape[(b + 1) % prof.bins])
+
     # -- estimates --
     def rate(self, key: Hashable, now: float) -> float:
         """Estimated new article links per second of channel ``key`` at ``now``."""
         st = self.channels.get(key)
         base = self.prior_rate if st is None else self._base(st, now)
-        return base * self.profile(key).at(now)
+        return base * self._shapes(self.profile(key), now)[0]
 
     def fill_rate(self, key: Hashable, now: float) -> float:
-        """A cautious rate for the drop-off floor: the higher of long-run and recent, this hour
-        and the next."""
+        """A cautious rate for the drop-off floor: the higher of the long-run and the recent
+        (short half-life) base rate, at the higher of this hour's and the next hour's profile."""
         st = self.channels.get(key)
-        prof = self.profile(key)
-        shape = max(prof.at(now), prof.at(now + prof.width))
-        base = self.prior_rate if st is None else self._base(st, now)
-        rate = base * shape
-        if st is not None and st.recent_exposure > 0:
-            d = 1.0
-            if st.updated is not None and now > st.updated:
-                d = 0.5 ** ((now - st.updated) / self.recent_half_life)
-            recent = st.recent_links * d / (st.recent_exposure * d + self.recent_half_life / 4)
-            rate = max(rate, recent * shape)
-        return rate
+        base = self.prior_rate if st is None else max(self._base(st, now), self._recent(st, now))
+        return base * self._shapes(self.profile(key), now)[1]
 
     def intervals(self, now: float, keys: Iterable[Hashable] | None = None) -> dict[Hashable, float]:
         """Budget-aware revisit interval (seconds) of every known channel (or of ``keys``)."""
         keys = list(self.channels) if keys is None else list(keys)
-        rates = {k: self.rate(k, now) for k in keys}
+        rates: dict[Hashable, float] = {}
         floors: dict[Hashable, float] = {}
+        shapes: dict[int, tuple[float, float]] = {}
         for k in keys:
+            prof = self.profile(k)
+            m = shapes.get(id(prof))
+            if m is None:
+                m = shapes[id(prof)] = self._shapes(prof, now)
             st = self.channels.get(k)
-            listed = (st.listed if st is not None and st.listed else None) or self.index_size
-            cap = max(self.max_fill * listed, 1e-9)
-            floors[k] = self.fill_rate(k, now) / cap
+            if st is None:
+                base = fill = self.prior_rate
+                listed = self.index_size
+            else:
+                base = self._base(st, now)
+                fill = max(base, self._recent(st, now))
+                listed = st.listed or self.index_size
+            rates[k] = base * m[0]
+            floors[k] = fill * m[1] / max(self.max_fill * listed, 1e-9)
         return sqrt_allocation(
             rates,
             self.budget_per_hour / HOUR,

@@ -1,0 +1,41 @@
+# newscrawl: the two commands of the README, each setting itself up on a fresh machine.
+#   make crawl START_URLS=https://www.heise.de/[,URL...]   [DEPTH=2] [STRATEGY=bfs] [REPLAY=1]
+#   make test
+PYTHON ?= python3.11
+VENV := .venv
+REPLAY_VENV := .venv-replay
+SHARED ?= ../shared
+REPLAY_PORT ?= 8091
+DEPTH ?= 2
+STRATEGY ?= bfs
+export NEWSCRAWL_DATA_DIR ?= $(CURDIR)/data
+
+.PHONY: crawl test setup setup-replay clean
+
+$(VENV)/.installed: requirements.txt requirements-test.txt
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=python3)"; exit 1; }
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -r requirements-test.txt
+	touch $@
+
+$(REPLAY_VENV)/.installed: requirements-replay.txt
+	test -x $(REPLAY_VENV)/bin/python || $(PYTHON) -m venv $(REPLAY_VENV)
+	$(REPLAY_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(REPLAY_VENV)/bin/python -m pip install --quiet -r requirements-replay.txt
+	touch $@
+
+setup: $(VENV)/.installed
+setup-replay: $(REPLAY_VENV)/.installed
+
+crawl: $(VENV)/.installed $(if $(REPLAY),$(REPLAY_VENV)/.installed)
+	@test -n "$(START_URLS)$(SEEDS)" || { echo "usage: make crawl START_URLS=https://www.heise.de/[,URL...] (or SEEDS=file)"; exit 2; }
+	@VENV=$(VENV) REPLAY_VENV=$(REPLAY_VENV) SHARED=$(SHARED) REPLAY_PORT=$(REPLAY_PORT) \
+	  REPLAY=$(REPLAY) bin/crawl $(if $(START_URLS),-a start_urls=$(START_URLS)) \
+	  $(if $(SEEDS),-a seeds=$(SEEDS)) -a depth=$(DEPTH) -a strategy=$(STRATEGY) $(ARGS)
+
+test: $(VENV)/.installed $(REPLAY_VENV)/.installed
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) $(REPLAY_VENV) .pytest_cache

@@ -1,0 +1,17 @@
+"""Packaging for scrapyd eggs and ``pip install -e .``.
+
+Packages are listed explicitly (tests are not shipped) and the ``scrapy`` entry point names the
+settings module, as scrapyd expects.
+"""
+
+from setuptools import setup
+
+setup(
+    name="newscrawl",
+    version="0.1.0",
+    description="Incremental news crawler on Scrapy: link classification, NewsPageRank, MongoDB",
+    python_requires=">=3.11",
+    packages=["newscrawl", "newscrawl.algorithms", "spiders", "middlewares", "pipelines"],
+    entry_points={"scrapy": ["settings = newscrawl.settings"]},
+    zip_safe=False,
+)
