@@ -191,6 +191,42 @@ def eval06(args: tuple[dict[str, Any], str]) -> dict[str, Any]:
             "tn": len(without) - fp, "empty": not text}
 
 
+def charset_timing(corpus: Path, repeat: int = 5) -> None:
+    """µs/page of detect_encoding and decode_html (best of ``repeat``) on every corpus page."""
+    from newscrawl.algorithms.charset import detect_encoding
+
+    pages = []
+    for path in sorted(corpus.rglob("*")):
+        if path.suffix in (".html", ".htm", ".shtml") or path.name.endswith(".html.gz"):
+            body = _read(path)
+            if body.startswith(b"<text id="):  # set 12 corpus wrapper line
+                body = body.split(b"\n", 1)[1] if b"\n" in body else b""
+            pages.append((path, body))
+    by_encoding: dict[str, list[float]] = {}
+    detect_all, decode_all = [], []
+    for path, body in pages:
+        best_detect = min(_timed(detect_encoding, body) for _ in range(repeat))
+        best_decode = min(_timed(decode_html, body) for _ in range(repeat))
+        enc = detect_encoding(body, http_charset=None)
+        by_encoding.setdefault(enc, []).append(best_detect)
+        detect_all.append(best_detect)
+        decode_all.append(best_decode)
+    size = sum(len(b) for _, b in pages) / len(pages)
+    print(f"\ncharset on {len(pages)} corpus pages (mean {size / 1024:.0f} KiB, http_charset=None, "
+          f"best of {repeat}): detect_encoding mean {1e6 * statistics.fmean(detect_all):.0f} µs, "
+          f"median {1e6 * statistics.median(detect_all):.0f} µs, max {1e6 * max(detect_all):.0f} µs; "
+          f"decode_html mean {1e6 * statistics.fmean(decode_all):.0f} µs")
+    for enc, times in sorted(by_encoding.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {enc:8s} {len(times):4d} pages  detect mean {1e6 * statistics.fmean(times):6.0f} µs"
+              f"  median {1e6 * statistics.median(times):6.0f} µs")
+
+
+def _timed(fn: Any, body: bytes) -> float:
+    t0 = time.perf_counter()
+    fn(body, http_charset=None)
+    return time.perf_counter() - t0
+
+
 def _pct(values: list[bool]) -> str:
     return f"{100 * sum(values) / len(values):5.1f}%" if values else "  n/a"
 
@@ -205,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="worker processes (timings are per page either way)")
     ap.add_argument("--limit", type=int, default=0, help="pages per set (0: all)")
     ap.add_argument("--details", action="store_true", help="list set-04 pages failing the rule")
+    ap.add_argument("--charset", action="store_true",
+                    help="also time charset.detect_encoding / decode_html on every corpus page")
     args = ap.parse_args(argv)
     if not (args.corpus / SET04).is_dir():
         print(f"corpus missing: {args.corpus / SET04}", file=sys.stderr)
@@ -250,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             "ms/page": f"{1000 * statistics.fmean(secs):.1f}",
         })
         if mode == modes[0]:
-            for src in ("og", "ld", "h1", "trafilatura"):
+            for src in ("ld", "og", "twitter", "h1", "title"):
                 sources_rows.append((src, _pct([r["title_sources"].get(src, False) for r in r04])))
             traf_day = _pct([r["traf_date_day"] for r in dated])
             traf_sec = _pct([r["traf_date_second"] for r in dated])
@@ -265,9 +303,12 @@ def main(argv: list[str] | None = None) -> int:
     print("  ".join(h.rjust(w) for h, w in zip(headers, widths)))
     for r in rows:
         print("  ".join(str(r[h]).rjust(w) for h, w in zip(headers, widths)))
-    print(f"\ntitle source alone ({modes[0]}): " + ", ".join(f"{s} {v}" for s, v in sources_rows))
+    print(f"\ntitle source alone, site suffixes stripped ({modes[0]}): "
+          + ", ".join(f"{s} {v}" for s, v in sources_rows))
     print(f"trafilatura's own date ({modes[0]}): same UTC day {traf_day}, same second {traf_sec}; "
           f"ours: every published value UTC-aware: {aware}")
+    if args.charset:
+        charset_timing(args.corpus)
     if args.details:
         print(f"\nset-04 pages failing body_matches ({modes[0]}):")
         for r in sorted(failing, key=lambda r: r["f1"]):

@@ -45,6 +45,7 @@ _FONT_WEIGHT = re.compile(r"font-weight\s*:\s*(bold|bolder|[6-9]00)", re.IGNOREC
 _FONT_SIZE = re.compile(r"font-size\s*:\s*(\d+(?:\.\d+)?)(px|pt|em|rem)|font-size\s*:\s*(x*-?large)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 _HTTP_SCHEMES = ("http", "https")
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +270,7 @@ def extract_links(root, page_url: str, *, max_links: int = 5000,
             stripped = strip_html5_whitespace(raw)
             if stripped.startswith("#") or not stripped:
                 stats.fragment_only += 1
-            elif ":" in stripped.split("/", 1)[0]:
+            elif (m := _SCHEME.match(stripped)) and m.group(1).lower() not in _HTTP_SCHEMES:
                 stats.not_http += 1
             else:
                 stats.malformed += 1

@@ -693,7 +693,7 @@ class DailyProfile:
 
     bins: int = 24
     half_life: float = 7 * DAY
-    prior: float = 5.0
+    prior: float = 1.0
     smooth: float = 0.25
     refresh: float = 900.0
     links: list[float] = field(default_factory=list)
@@ -824,13 +824,13 @@ class ChannelScheduler:
     max_interval: float
     index_size: int = 20
     max_fill: float = 0.35
-    half_life: float = DAY
+    half_life: float = 2 * DAY
     recent_half_life: float = HOUR
     profile_half_life: float = 7 * DAY
-    profile_prior: float = 5.0
+    profile_prior: float = 1.0
     profile_smooth: float = 0.25
     prior_rate: float = 24.0 / DAY
-    prior_links: float = 1.0
+    prior_links: float = 0.3
     saturation_boost: float = 2.0
     channels: dict[Hashable, RateState] = field(default_factory=dict)
     groups: dict[Hashable, Hashable] = field(default_factory=dict)

@@ -1,0 +1,74 @@
+"""Helpers for tests that run real crawls: a served mock site and ``scrapy crawl`` runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from newscrawl.embedded import EmbeddedMongo
+from newscrawl.store import NewsStore
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def served(script: str = "tests/mocksite.py"):
+    """Run a site script that prints its base URL on its first line; yield that URL."""
+    proc = subprocess.Popen([sys.executable, str(REPO / script)], stdout=subprocess.PIPE, text=True,
+                            cwd=REPO)
+    try:
+        url = proc.stdout.readline().strip()
+        if not url.startswith("http"):
+            raise RuntimeError(f"{script} did not print its URL (got {url!r})")
+        yield url
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def crawl(args: list[str], data_dir: Path, *, env: dict | None = None, timeout: float = 600,
+          settings: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``scrapy crawl news ARGS`` in the repo with the embedded store on ``data_dir``."""
+    full_env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI")}
+    full_env.update({"NEWSCRAWL_DATA_DIR": str(data_dir), **(env or {})})
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "news", *args]
+    for key, value in (settings or {}).items():
+        cmd += ["-s", f"{key}={value}"]
+    proc = subprocess.run(cmd, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(f"crawl failed ({proc.returncode}):\n{proc.stderr[-5000:]}")
+    return proc
+
+
+def stats_of(log: str) -> dict:
+    """Parse the 'Dumping Scrapy stats' block of a crawl log into a dict (values as text)."""
+    start = log.rindex("Dumping Scrapy stats:")
+    block = log[log.index("{", start): log.index("}\n", start) + 1]
+    stats = {}
+    for line in block.strip("{}").splitlines():
+        line = line.strip().rstrip(",")
+        if line.startswith("'") and "': " in line:
+            key, value = line[1:].split("': ", 1)
+            stats[key] = value
+    return stats
+
+
+@contextmanager
+def open_store(data_dir: Path):
+    """Open the embedded store of a finished crawl; stop its server after."""
+    server = EmbeddedMongo(data_dir)
+    uri = server.start()
+    store = NewsStore.connect(uri)
+    try:
+        yield store
+    finally:
+        store.close()
+        server.stop()
+
+
+def read_items(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

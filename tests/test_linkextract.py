@@ -1,0 +1,67 @@
+"""Link extraction and NewsPageRank markup features (newscrawl.algorithms.linkextract)."""
+
+from lxml import html
+
+from newscrawl.algorithms.linkextract import ExtractionStats, extract_links, resolve_link
+
+PAGE = """<html><head><base href=" /news/ "></head><body>
+<ul><li><a href="\n a-story-about-things-1.html \t">Story</a><img src="x.jpg"></li></ul>
+<h2><a href="/lead-story-big-headline-today.html">Lead</a></h2>
+<p><strong><a href="b.html">Bold</a></strong> <a href="c.html" style="font-weight: 700">Weighted</a></p>
+<a href="javascript:void(0)">js</a><a href="mailto:x@y.z">mail</a><a href="tel:123">tel</a>
+<a href="#top">top</a><a href="">empty</a><a href="//cdn.example.org/p.html">proto</a>
+<a href="?page=2">next</a>
+<article><a href="/overlay-card-link-story-here.html"></a><h3>Card headline</h3><img src="c.jpg"></article>
+<iframe src="/widget/frame.html"></iframe>
+<a href="http://[bad">bad</a>
+</body></html>"""
+
+
+def _links():
+    stats = ExtractionStats()
+    links = extract_links(html.fromstring(PAGE), "http://www.example.com/index.html", stats=stats)
+    return {l.url: l for l in links}, stats
+
+
+def test_urls_are_resolved_against_base_and_cleaned():
+    links, stats = _links()
+    assert "http://www.example.com/news/a-story-about-things-1.html" in links
+    assert "http://cdn.example.org/p.html" in links
+    assert "http://www.example.com/news/?page=2" in links
+    assert not any(u.startswith(("javascript", "mailto", "tel")) for u in links)
+    assert stats.not_http == 3
+    assert stats.fragment_only == 2  # "#top" and ""
+    assert stats.malformed == 1  # "http://[bad"
+
+
+def test_features():
+    links, _ = _links()
+    assert links["http://www.example.com/news/a-story-about-things-1.html"].features["image"] == 1
+    lead = links["http://www.example.com/lead-story-big-headline-today.html"].features
+    assert lead["font_size"] == 1 and lead["image"] == 0
+    assert links["http://www.example.com/news/b.html"].features["bold"] == 1
+    assert links["http://www.example.com/news/c.html"].features["bold"] == 1
+
+
+def test_overlay_card_link_takes_its_teaser_features_and_text():
+    links, _ = _links()
+    card = links["http://www.example.com/overlay-card-link-story-here.html"]
+    assert card.text == "Card headline"
+    assert card.features["image"] == 1 and card.features["font_size"] == 1
+
+
+def test_frames_are_frame_links():
+    links, _ = _links()
+    assert links["http://www.example.com/widget/frame.html"].tag == "frame"
+
+
+def test_resolve_link_rejects_non_links():
+    assert resolve_link(None, "http://a/") is None
+    assert resolve_link("data:text/html,x", "http://a/") is None
+    assert resolve_link("  http://a/b#c  ", "http://x/") == "http://a/b"
+
+
+def test_malformed_markup_does_not_raise():
+    root = html.fromstring(b"<html><body><a href='/x'><div><a href='/y'>unclosed")
+    links = extract_links(root, "http://h/")
+    assert {l.url for l in links} == {"http://h/x", "http://h/y"}
