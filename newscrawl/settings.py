@@ -29,7 +29,7 @@ SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 
 DOWNLOADER_MIDDLEWARES = {
-    "middlewares.charset.CharsetMiddleware": 950,
+    "middlewares.charset.CharsetMiddleware": 585,  # below HttpCompression (590): sees decoded bodies
 }
 SPIDER_MIDDLEWARES = {
     "middlewares.linkclass.LinkClassificationMiddleware": 800,

@@ -4,24 +4,33 @@
 ``authors``, ``text``, ``language`` (ISO 639-1), ``canonical_url`` and ``description``.
 
 Sources and choices (measured by ``benchmarks/extraction_quality.py`` on the shared corpus,
-set 04 = 258 fundus golden articles in 41 countries, set 06 = trafilatura's evaluation pages):
+set 04 = 258 fundus golden articles from 41 countries, set 06 = 131 pages of trafilatura's
+evaluation set):
 
 * Body text: trafilatura (Barbaresi 2021, https://trafilatura.readthedocs.io) ``bare_extraction``
-  with comments excluded; the precision/recall preset is a parameter (``mode``), the default
-  chosen by the benchmark.
-* Published time: the publisher's own machine-readable timestamps with their UTC offsets, in
-  this order: schema.org JSON-LD ``datePublished`` of the article object (often to the
+  without metadata and without comments. Presets (``mode``) compared: ``default`` (chosen: set 04
+  token F1 0.945 mean / 0.970 median, set 06 snippet F1 0.913), ``precision`` (0.948 / 0.976,
+  but set 06 F1 0.894 as its recall drops to 0.887), ``recall`` (0.938, 0.895), ``fast``
+  (0.935, 0.892).
+* Published time: the publisher's own machine-readable timestamps, offsets kept, in this order:
+  schema.org JSON-LD ``datePublished`` / ``dateCreated`` of the article object (often to the
   millisecond), Open Graph ``article:published_time``, microdata ``itemprop=datePublished``,
-  other well-known ``<meta>`` names (``date``, ``pubdate``, ``dc.date.issued``, ``parsely-pub-date``
-  ...), ``<time datetime>``; only when none parses, trafilatura's date (htmldate, date only,
-  taken as 00:00 UTC). A timestamp without offset is taken as UTC.
-* Title: Open Graph ``og:title``, JSON-LD ``headline``, the first ``<h1>``, trafilatura's title,
-  in the order the benchmark found best (``_TITLE_ORDER``); when two sources agree, that value
-  wins.
-* Authors: JSON-LD ``author`` names, else ``<meta name=author>``, else trafilatura's author string;
-  strings are split on ``;``, ``,``, ``|``, ``/``, `` and ``, `` und ``, ``&``.
+  other well-known ``<meta>`` names (``date``, ``pubdate``, ``dc.date.issued``,
+  ``parsely-pub-date`` ...), ``<time datetime>``. A timestamp without offset borrows the offset
+  of another timestamp of the page, else it is UTC; a bare date gives way to a same-day
+  timestamp, else it is 00:00 UTC. Only when nothing parses, trafilatura's metadata date
+  (htmldate, date only). Set 04: same instant as the ground truth to the second on 95.7 % of
+  the pages, same day on 98.8 % (trafilatura's own date: same day 95.3 %, to the second 3.5 %,
+  since it keeps the date only).
+* Title: the first of JSON-LD ``headline``, ``og:title``, ``twitter:title``, first ``<h1>``,
+  ``<title>``, trafilatura's title, after site suffixes are stripped ("Title | Site" becomes
+  "Title" when another source says "Title" or "Site" is the ``og:site_name``). Set 04: 83.7 %
+  exact (whitespace-normalised), og:title alone 81.8 %, JSON-LD alone 73.6 %, <h1> 70.9 %.
+* Authors: JSON-LD ``author`` names, else ``<meta name=author>`` (URLs dropped), else
+  trafilatura's author string, split by :func:`split_authors` (set 04: 83.7 % same list).
 * Language: ``<html lang>``, ``content-language``, ``og:locale`` or JSON-LD ``inLanguage``,
-  reduced to its ISO 639-1 primary subtag.
+  reduced to its ISO 639-1 primary subtag (found on 98.4 % of set 04).
+* trafilatura's metadata pass runs only when a field above is still missing.
 
 Never raises on bad input: empty, non-HTML, binary or oversized input gives the empty result
 (all fields ``None``/empty, ``text == ""``).
@@ -29,6 +38,7 @@ Never raises on bad input: empty, non-HTML, binary or oversized input gives the 
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import logging
 import re
@@ -40,7 +50,9 @@ from urllib.parse import urljoin
 
 from newscrawl import defaults
 
-__all__ = ["EMPTY_FIELDS", "MODES", "extract_article", "parse_datetime", "split_authors"]
+__all__ = [
+    "DEFAULT_MODE", "EMPTY_FIELDS", "MODES", "extract_article", "parse_datetime", "split_authors",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -226,9 +238,7 @@ def _ld_article(tree: Any) -> dict[str, Any] | None:
 
 def _ld_text(value: Any) -> str | None:
     if isinstance(value, str):
-        import html as _html
-
-        text = _WS.sub(" ", _html.unescape(value)).strip()
+        text = _WS.sub(" ", html_lib.unescape(value)).strip()
         return text or None
     if isinstance(value, list) and value:
         return _ld_text(value[0])
@@ -519,9 +529,7 @@ def _extract(
 def _clean(value: str | None) -> str | None:
     if not value:
         return None
-    import html as _html
-
-    text = _WS.sub(" ", _html.unescape(value)).strip()
+    text = _WS.sub(" ", html_lib.unescape(value)).strip()
     return text or None
 
 

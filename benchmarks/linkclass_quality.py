@@ -1,0 +1,230 @@
+"""Precision and recall of content-link detection on real pages (DESIGN.md §2).
+
+Usage (from the repository root)::
+
+    .venv/bin/python benchmarks/linkclass_quality.py [--errors]
+
+A link is *predicted content* when the classifier gives it the role ``content``; the labels say
+whether it is an article (detail) page. Three variants of
+:func:`newscrawl.algorithms.linkclass.classify_page`:
+
+- ``default``: ``use_shape=True`` (URL shape first, then seed 004's directory groups, crosswise
+  articles by shape);
+- ``group-only``: ``use_shape=False``, seed 004's directory grouping alone (crosswise links are
+  never content then);
+- ``shape-only``: ``is_article_shaped(url)`` alone, for every link that is not outward or a frame.
+
+Labelled data (``tests/linkclass_tables.py``, shared with ``tests/test_linkclass_real.py``):
+
+- ``hand:<page>``: the hand-checked tables of the sueddeutsche, heise, sina and qq home pages
+  (positive = expected role ``content``; outward articles count as negatives, since the crawl
+  stays on the site);
+- ``newspaper4k-urls``: set 08's ``test_urls.txt`` (40 URLs, 1 = article). A URL-only task: each
+  URL is classified as the single link of a page at its site root (``scheme://host/``); raw
+  values that are not http(s) links (``javascript:…``) count as predicted non-articles. A group
+  of one link is below ``min_group``, so ``group-only`` can never say content here;
+- ``gerapy-lists:<page>``: every labelled link of set 11's netease international, netease
+  rolling and tencent list pages (positive = the link points at a detail page, by the sites'
+  detail-URL schemes; see ``LIST_PAGES`` / ``DETAIL_SCHEMES``).
+
+Pages are read in place from ``../shared/corpus`` (``NEWSCRAWL_SHARED`` overrides ``../shared``).
+``--errors`` lists the false positives and negatives of the default variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import linkclass_tables as T  # noqa: E402
+from newscrawl.algorithms.linkclass import (  # noqa: E402
+    CONTENT,
+    LinkClass,
+    classify_page,
+    is_article_shaped,
+)
+from newscrawl.algorithms.linkextract import RawLink, resolve_link  # noqa: E402
+
+VARIANTS = ("default", "group-only", "shape-only")
+_KWARGS = {"default": {}, "group-only": {"use_shape": False}}
+
+
+@dataclass
+class Score:
+    """Confusion counts of one dataset × variant; ``errors`` holds (kind, url) pairs."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, url: str, label: bool, predicted: bool) -> None:
+        if label and predicted:
+            self.tp += 1
+        elif predicted:
+            self.fp += 1
+            self.errors.append(("FP", url))
+        elif label:
+            self.fn += 1
+            self.errors.append(("FN", url))
+        else:
+            self.tn += 1
+
+    def merge(self, other: "Score") -> None:
+        self.tp += other.tp
+        self.fp += other.fp
+        self.fn += other.fn
+        self.tn += other.tn
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+    @property
+    def precision(self) -> float | None:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+
+    @property
+    def f1(self) -> float | None:
+        p, r = self.precision, self.recall
+        if p is None or r is None or p + r == 0:
+            return None if p is None or r is None else 0.0
+        return 2 * p * r / (p + r)
+
+
+def _shape_content(link) -> bool:
+    return (link.link_class not in (LinkClass.OUTWARD, LinkClass.FRAME)
+            and is_article_shaped(link.url))
+
+
+def _page_predictions(links_of_variant) -> dict[str, dict[str, bool]]:
+    """variant → url → predicted content, from classified links of the default and group-only
+    runs (``links_of_variant``: variant → list of ClassifiedLink)."""
+    out = {}
+    for variant in ("default", "group-only"):
+        out[variant] = {link.url: link.role == CONTENT for link in links_of_variant[variant]}
+    out["shape-only"] = {link.url: _shape_content(link) for link in links_of_variant["default"]}
+    return out
+
+
+def score_hand_table(name: str) -> dict[str, Score]:
+    """Scores of one hand table (rows missing from the page count as predicted non-content)."""
+    links = {variant: T.classify(name, **_KWARGS[variant])[0].links
+             for variant in ("default", "group-only")}
+    predicted = _page_predictions(links)
+    scores = {variant: Score() for variant in VARIANTS}
+    for url, label in T.table_labels(name):
+        for variant in VARIANTS:
+            scores[variant].add(url, label, predicted[variant].get(url, False))
+    return scores
+
+
+def score_newspaper4k() -> dict[str, Score]:
+    """Scores of the URL-only task of set 08 (single-link classification at the site root)."""
+    scores = {variant: Score() for variant in VARIANTS}
+    for raw_url, label in T.newspaper4k_url_labels():
+        url = resolve_link(raw_url.strip("'\""), "http://example.invalid/")
+        if url is None or not raw_url.lower().startswith(("http://", "https://")):
+            for variant in VARIANTS:
+                scores[variant].add(raw_url, label, False)
+            continue
+        parts = urlsplit(url)
+        start = f"{parts.scheme}://{parts.netloc}/"
+        for variant in VARIANTS:
+            if variant == "shape-only":
+                predicted = is_article_shaped(url)
+            else:
+                page = classify_page(start, [RawLink(url, "", "a", {})], **_KWARGS[variant])
+                predicted = page.links[0].role == CONTENT
+            scores[variant].add(url, label, predicted)
+    return scores
+
+
+def score_list_page(name: str) -> dict[str, Score]:
+    """Scores of one set-11 list page over its labelled links."""
+    labelled = {variant: T.list_page_labels(name, **_KWARGS[variant])
+                for variant in ("default", "group-only")}
+    predicted = _page_predictions({v: [link for link, _ in pairs]
+                                   for v, pairs in labelled.items()})
+    scores = {variant: Score() for variant in VARIANTS}
+    for link, label in labelled["default"]:
+        for variant in VARIANTS:
+            scores[variant].add(link.url, label, predicted[variant][link.url])
+    return scores
+
+
+def _fmt(value: float | None) -> str:
+    return "   -" if value is None else f"{value:.3f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--errors", action="store_true",
+                        help="list false positives / negatives of the default variant")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    jobs = [(f"hand:{name}", "hand:all-4", score_hand_table, (name,)) for name in T.HOME_PAGES]
+    jobs.append(("newspaper4k-urls", None, score_newspaper4k, ()))
+    jobs += [(f"gerapy-lists:{name.removesuffix('.html')}", "gerapy-lists:all", score_list_page,
+              (name,)) for name in T.LIST_PAGES]
+    results: list[tuple[str, dict[str, Score]]] = []
+    missing = []
+    total: dict[str, Score] | None = None
+    for index, (label, group, func, func_args) in enumerate(jobs):
+        try:
+            scores = func(*func_args)
+        except T.MissingCorpus as exc:
+            missing.append(str(exc))
+            scores = None
+        if scores is not None:
+            results.append((label, scores))
+            if group:
+                total = total or {v: Score() for v in VARIANTS}
+                for variant in VARIANTS:
+                    total[variant].merge(scores[variant])
+        next_group = jobs[index + 1][1] if index + 1 < len(jobs) else None
+        if group and next_group != group and total is not None:
+            results.append((group, total))
+            total = None
+
+    header = f"{'dataset':<38} {'n':>5} {'pos':>5}  " + "  ".join(
+        f"{v + ' P':>14} {'R':>5} {'F1':>5}" for v in VARIANTS)
+    print(header)
+    print("-" * len(header))
+    for label, scores in results:
+        first = scores["default"]
+        cells = "  ".join(f"{_fmt(s.precision):>14} {_fmt(s.recall):>5} {_fmt(s.f1):>5}"
+                          for s in (scores[v] for v in VARIANTS))
+        print(f"{label:<38} {first.n:>5} {first.tp + first.fn:>5}  {cells}")
+    for path in missing:
+        print(f"skipped: {path} missing")
+    print(f"({time.perf_counter() - started:.1f} s)")
+
+    if args.errors:
+        for label, scores in results:
+            if label.endswith((":all", ":all-4")):
+                continue
+            errors = scores["default"].errors
+            if errors:
+                print(f"\n{label} (default): {len(errors)} errors")
+                for kind, url in errors:
+                    print(f"  {kind} {url}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
