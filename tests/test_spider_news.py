@@ -1,0 +1,90 @@
+"""The news spider's arguments and page callbacks."""
+
+import pytest
+from scrapy.http import HtmlResponse, Request, Response
+from scrapy.utils.test import get_crawler
+
+from newscrawl.items import ArticleItem, NodeItem
+from spiders.news import NewsSpider, read_entry_urls
+
+
+def test_entry_urls_from_argument_and_seeds_file(tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("# portals\nhttps://www.qq.com/\n\nwww.sina.com.cn/  # no scheme\nhttps://www.qq.com/\n")
+    assert read_entry_urls("https://a.example/, https://b.example/", str(seeds)) == [
+        "https://a.example/", "https://b.example/", "https://www.qq.com/", "http://www.sina.com.cn/"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({}, "give entry URLs"),
+    ({"seeds": "/nonexistent/seeds.txt"}, "cannot read seeds file"),
+    ({"start_urls": "http://"}, "no host"),
+])
+def test_bad_entry_arguments_fail_clearly(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        read_entry_urls(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"depth": "two"}, "depth must be a whole number"),
+    ({"depth": "-1"}, "depth must be >= 0"),
+    ({"strategy": "random"}, "strategy must be one of"),
+])
+def test_bad_spider_arguments_fail_clearly(kwargs, message):
+    crawler = get_crawler(NewsSpider)
+    with pytest.raises(ValueError, match=message):
+        NewsSpider.from_crawler(crawler, start_urls="https://www.heise.de/", **kwargs)
+
+
+def _spider(**kwargs):
+    crawler = get_crawler(NewsSpider, {"NEWSCRAWL_EXTRACT_MAX_BYTES": 2000})
+    spider = NewsSpider.from_crawler(crawler, start_urls="https://www.heise.de/", **kwargs)
+    crawler.stats.open_spider()
+    return spider
+
+
+def test_settings_defaults_and_arguments():
+    spider = _spider(depth="3", strategy="best")
+    assert spider.max_depth == 3 and spider.strategy == "best"
+    assert _spider().max_depth == 2 and _spider().strategy == "bfs"
+
+
+async def _collect(gen):
+    return [x async for x in gen]
+
+
+def test_start_requests_are_entries(event_loop=None):
+    import asyncio
+    spider = _spider()
+    requests = asyncio.run(_collect(spider.start()))
+    assert [r.url for r in requests] == ["https://www.heise.de/"]
+    meta = requests[0].meta
+    assert meta["newscrawl_role"] == "entry" and meta["newscrawl_depth"] == 0
+    assert meta["newscrawl_start_url"] == "https://www.heise.de/"
+
+
+def _response(url, body, content_type=b"text/html; charset=utf-8", meta=None):
+    request = Request(url, meta=meta or {"newscrawl_role": "content", "newscrawl_depth": 1})
+    return HtmlResponse(url, body=body, headers={"Content-Type": content_type}, request=request)
+
+
+def test_parse_node_and_parse_article():
+    spider = _spider()
+    node = next(iter(spider.parse_node(_response("https://www.heise.de/", b"<title> heise </title>"))))
+    assert isinstance(node, NodeItem) and node["title"] == "heise" and node["site"] == "heise.de"
+    html = (b"<html><head><title>T</title></head><body><article><h1>Titel</h1>"
+            + b"<p>Ein Absatz mit genug Text fuer die Extraktion.</p>" * 5 + b"</article></body></html>")
+    html = html[:1990]
+    article = next(iter(spider.parse_article(_response("https://www.heise.de/news/a-b-c-d-1.html", html))))
+    assert isinstance(article, ArticleItem) and article["kind"] == "article" and len(article["fp"]) == 16
+
+
+def test_huge_and_non_html_pages_are_counted_skips():
+    spider = _spider()
+    big = _response("https://www.heise.de/news/big-page-here-now-1.html", b"<html>" + b"x" * 5000)
+    article = next(iter(spider.parse_article(big)))
+    assert article["text"] == "" and spider.crawler.stats.get_value(
+        "newscrawl/extraction/skipped_too_large") == 1
+    pdf = Response("https://www.heise.de/a.pdf", body=b"%PDF-1.4", request=Request("https://www.heise.de/a.pdf"))
+    assert list(spider.parse_article(pdf)) == []
+    assert spider.crawler.stats.get_value("newscrawl/spider/skipped_non_html") == 1
