@@ -52,8 +52,10 @@ NEWSCRAWL_MONGO_ENABLED = True
 #: environment variables; when those are empty too, the embedded SecantusDB server.
 NEWSCRAWL_MONGO_URI = ""
 NEWSCRAWL_MONGO_DATABASE = "newscrawl"
-#: Items buffered before one bulk write (items).
-NEWSCRAWL_MONGO_BATCH_SIZE = 200
+#: Writes buffered before one bulk write (an item and each of its links count one).
+NEWSCRAWL_MONGO_BATCH_SIZE = 500
+#: A buffer older than this is written at the next item (seconds).
+NEWSCRAWL_MONGO_FLUSH_INTERVAL = 5.0
 #: Server selection / connect timeout of the pymongo client (seconds).
 NEWSCRAWL_MONGO_TIMEOUT = 10.0
 #: Folder of the embedded store (WiredTiger files, server pid/port file). Environment variable

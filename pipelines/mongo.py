@@ -1,8 +1,9 @@
 """Item pipeline: store pages and the link graph in MongoDB (:mod:`newscrawl.store`).
 
-Items are buffered and written in batches of ``NEWSCRAWL_MONGO_BATCH_SIZE`` by one unordered
-bulk upsert, in a worker thread (never on the reactor thread); at most two batches wait, after
-that the item pipeline waits for the database (back-pressure). When the database goes away,
+Items are buffered and written by unordered bulk upserts in a worker thread (never on the reactor
+thread) once the buffer holds ``NEWSCRAWL_MONGO_BATCH_SIZE`` writes (an item and each of its
+links count one) or ``NEWSCRAWL_MONGO_FLUSH_INTERVAL`` seconds have passed; at most two batches
+wait, after that the item pipeline waits for the database (back-pressure). When the database goes away,
 the batch is written to a spill file in the data folder (``spill-<spider>.jsonl``), counted,
 and replayed at the next start — no item is lost.
 
@@ -15,6 +16,7 @@ links|errors>``, ``newscrawl/store/spilled``, ``newscrawl/store/replayed``.
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from itemadapter import ItemAdapter
@@ -41,6 +43,7 @@ class MongoPipeline:
                  timeout: float = defaults.NEWSCRAWL_MONGO_TIMEOUT,
                  embedded_port: int = defaults.NEWSCRAWL_EMBEDDED_PORT,
                  start_timeout: float = defaults.NEWSCRAWL_EMBEDDED_START_TIMEOUT,
+                 flush_interval: float = defaults.NEWSCRAWL_MONGO_FLUSH_INTERVAL,
                  crawler=None):
         self.stats = stats
         self.setting_uri = uri
@@ -56,6 +59,9 @@ class MongoPipeline:
         self.uri = ""
         self.spill_path: Path | None = None
         self._buffer: list[dict] = []
+        self._buffered_ops = 0
+        self.flush_interval = flush_interval
+        self._last_flush = time.monotonic()
         self._queued = 0
         self._writer: defer.Deferred = defer.succeed(None)
 
@@ -74,6 +80,8 @@ class MongoPipeline:
             embedded_port=s.getint("NEWSCRAWL_EMBEDDED_PORT", defaults.NEWSCRAWL_EMBEDDED_PORT),
             start_timeout=s.getfloat("NEWSCRAWL_EMBEDDED_START_TIMEOUT",
                                      defaults.NEWSCRAWL_EMBEDDED_START_TIMEOUT),
+            flush_interval=s.getfloat("NEWSCRAWL_MONGO_FLUSH_INTERVAL",
+                                      defaults.NEWSCRAWL_MONGO_FLUSH_INTERVAL),
             crawler=crawler,
         )
 
@@ -102,8 +110,11 @@ class MongoPipeline:
     # -- items --------------------------------------------------------------------------------
 
     async def process_item(self, item, spider=None):
-        self._buffer.append(ItemAdapter(item).asdict())
-        if len(self._buffer) < self.batch_size:
+        doc = ItemAdapter(item).asdict()
+        self._buffer.append(doc)
+        self._buffered_ops += 1 + len(doc.get("links") or ())
+        if (self._buffered_ops < self.batch_size
+                and time.monotonic() - self._last_flush < self.flush_interval):
             return item
         waiting = self._flush()
         if self._queued > MAX_QUEUED_BATCHES:
@@ -112,6 +123,8 @@ class MongoPipeline:
 
     def _flush(self) -> defer.Deferred:
         batch, self._buffer = self._buffer, []
+        self._buffered_ops = 0
+        self._last_flush = time.monotonic()
         if not batch:
             return self._writer
         self._queued += 1

@@ -149,14 +149,10 @@ def test_fragments_and_duplicates_merge():
     assert sum(1 for url in by_url if url.startswith("http://ent.qq.com/a/20180204/010321")) == 1
 
 
-@pytest.mark.parametrize("name", [
-    "sueddeutsche", "heise",
-    pytest.param("sina", marks=pytest.mark.xfail(strict=True, reason="classifier fix 'one-entry-per-host'")),
-    pytest.param("qq", marks=pytest.mark.xfail(strict=True, reason="classifier fix 'one-entry-per-host'")),
-])
+@pytest.mark.parametrize("name", ["sueddeutsche", "heise", "sina", "qq"])
 def test_one_crosswise_entry_per_host(name):
     # DESIGN.md §2: "one entry http://A.B.C/ per host". sina links news.sina.com.cn over http and
-    # https, qq news.qq.com and v.qq.com: today each scheme gets its own entry.
+    # https, qq news.qq.com and v.qq.com: one entry each all the same.
     page, _stats, _ = classified(name)
     hosts = Counter(T.host(entry) for entry in page.entries)
     assert [h for h, n in hosts.items() if n > 1] == []

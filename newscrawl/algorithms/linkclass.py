@@ -78,24 +78,82 @@ def _last_segment(path: str) -> tuple[str, bool]:
     return unquote(segment), trailing
 
 
+#: Ancestor directories of taxonomy pages (tags, topics, authors): never one article.
+_TAXONOMY_DIRS = frozenset({"tag", "tags", "topic", "topics", "thema", "themen", "keyword", "keywords",
+                            "schlagwort", "schlagworte", "author", "authors", "autor", "autoren"})
+#: Directories of service pages (legal notice, privacy, licences): never news.
+_SERVICE_DIRS = frozenset({"license", "licence", "licenses", "licences", "legal", "about", "impressum",
+                           "datenschutz", "privacy", "agb", "contact", "kontakt", "imprint", "terms"})
+_SERVICE_FIRST_WORD = re.compile(
+    r"^(?:datenschutz\w*|impressum|imprint|agb|privacy\w*|contact\w*|kontakt\w*|disclaimer|"
+    r"terms|licen[cs]e\w*)$", re.IGNORECASE)
+_LIST_NAME = re.compile(r"^(?:[a-z]*list|index)(?:[_-]?\d+)*$|(?:^|[_-])list$", re.IGNORECASE)
+_MEDIA_EXTENSION = re.compile(
+    r"\.(?:mp4|flv|m3u8|mp3|jpe?g|png|gif|webp|svg|pdf|zip|js|css|json|xml|apk|exe)$", re.IGNORECASE)
+_OPAQUE_ID = re.compile(r"^(?:[a-z]+_)?([A-Za-z0-9]{7,24})$")
+_ALNUM_RUN = re.compile(r"[A-Za-z]+|\d+")
+_SEPARATOR = re.compile(r"[-_.]")
+_COMMENT_HOSTS = ("comment", "comments")
+
+
+def _opaque_id(stem: str, parent: str) -> bool:
+    """An opaque article id: ``blog_64d61f9a0102xwy3``, ``m0545ohup0f``, or a short id after an
+    article slug (``/top-10-…-im-test/2dxtvlp``)."""
+    match = _OPAQUE_ID.match(stem)
+    if not match:
+        return False
+    token = match.group(1)
+    digits = sum(ch.isdigit() for ch in token)
+    letters = len(token) - digits
+    if len([w for w in _WORD_SPLIT.split(parent) if w]) >= 4:
+        return digits >= 1 and letters >= 1
+    return len(token) >= 10 and digits >= 2 and letters >= 2 and len(_ALNUM_RUN.findall(token)) >= 3
+
+
 def is_article_shaped(url: str) -> bool:
     """True when the URL's path looks like one article rather than a channel.
 
     Signals (any one): a date in the path (``/2023-04/28/``, ``/20180222/``) with a non-index
     last segment; a run of five or more digits in the last segment (``…-1.6318012``,
-    ``…-6356890.html``); four or more words in the last segment (``berlin-marathon-hendel-lux…``).
+    ``…-6356890.html``); four or more words in the last segment (``berlin-marathon-hendel-lux…``);
+    an opaque alphanumeric id (``blog_64d61f9a0102xwy3``); a dated slug's ``index.html``.
+    Never: media and script files, comment hosts, pages under taxonomy directories (``/tag/``,
+    ``/thema/``, ``/author/``) or service directories (``/impressum``, ``/license/``), list pages
+    (``articlelist_…``, ``list2015….htm``), numbered special-topic directories (``car20180807/``).
+    Measured on hand-labelled real pages: ``benchmarks/linkclass_quality.py``.
     """
-    path = urlsplit(url).path
-    segment, _ = _last_segment(path)
-    if not segment or _INDEX_NAMES.match(segment):
+    parts = urlsplit(url)
+    path = parts.path
+    segment, trailing = _last_segment(path)
+    segments = [unquote(s) for s in path.split("/") if s]
+    if not segment or _MEDIA_EXTENSION.search(segment):
+        return False
+    if (parts.hostname or "").split(".")[0] in _COMMENT_HOSTS:
+        return False
+    ancestors = [s.lower() for s in segments[:-1]]
+    if any(s in _SERVICE_DIRS or s in _TAXONOMY_DIRS for s in ancestors):
+        return False
+    first_word = _WORD_SPLIT.split(_FILE_EXTENSION.sub("", segment))[0]
+    if first_word and _SERVICE_FIRST_WORD.match(first_word):
+        return False
+    if _INDEX_NAMES.match(segment):
+        if len(segments) >= 2:
+            parent = segments[-2]
+            if re.search(r"[A-Za-z]", parent) and not _INDEX_NAMES.match(parent):
+                parent_path = path.rstrip("/").rsplit("/", 1)[0] + "/"
+                return bool(_DATE_IN_PATH.search(parent_path)
+                            and not _DATE_IN_PATH.fullmatch("/" + parent + "/"))
         return False
     stem = _FILE_EXTENSION.sub("", segment)
+    if _LIST_NAME.search(stem):
+        return False
     if _DATE_IN_PATH.search(path) and not _DATE_IN_PATH.fullmatch("/" + segment + "/"):
         return True
-    if _LONG_NUMBER.search(stem):
+    if _LONG_NUMBER.search(stem) and not (trailing and not stem.isdigit() and not _SEPARATOR.search(stem)):
         return True
-    words = [w for w in _WORD_SPLIT.split(stem) if w]
-    return len(words) >= 4
+    if len([w for w in _WORD_SPLIT.split(stem) if w]) >= 4:
+        return True
+    return not trailing and _opaque_id(stem, segments[-2] if len(segments) >= 2 else "")
 
 
 def is_directory_page(url: str) -> bool:
@@ -276,7 +334,7 @@ def classify_page(start_url: str, raw_links: Sequence[RawLink], *, min_group: in
     merged = _merge(raw_links)
     classified: list[ClassifiedLink] = []
     grouped: list[ClassifiedLink] = []
-    entries: dict[str, None] = {}
+    entries: dict[str, str] = {}
     for url, raw in merged.items():
         cls = classify_link(start, url, tag=raw.tag)
         link = ClassifiedLink(url, cls, DROPPED, raw.text, raw.tag, dict(raw.features))
@@ -295,7 +353,8 @@ def classify_page(start_url: str, raw_links: Sequence[RawLink], *, min_group: in
             if crosswise_content and use_shape and is_article_shaped(url):
                 link.role = CONTENT
             if follow_crosswise and host != start.host:
-                entries.setdefault(f"{parts.scheme}://{parts.netloc}/", None)
+                # One entry per host, whichever scheme the page linked first.
+                entries.setdefault(parts.netloc.lower(), f"{parts.scheme}://{parts.netloc}/")
         classified.append(link)
 
     sizes = Counter(link.group for link in grouped)
@@ -313,4 +372,4 @@ def classify_page(start_url: str, raw_links: Sequence[RawLink], *, min_group: in
     counts: dict[str, int] = defaultdict(int)
     for link in classified:
         counts[link.link_class.value] += 1
-    return PageClassification(classified, list(entries), dict(counts))
+    return PageClassification(classified, list(entries.values()), dict(counts))

@@ -542,16 +542,16 @@ ESTIMATORS["auto"] = Auto()
 class CorrectionDecay:
     """Article pages: corrections come in the first hours after publication, then rarely.
 
-    Re-check at ``anchor + first·factorᵏ`` for ``k < steps`` (default 30 min, 1.5 h, 4.5 h,
-    13.5 h), where the anchor is the publication time, or the last visit that saw a correction
+    Re-check at ``anchor + first·factorᵏ`` for ``k < steps`` (default 20 min, 40 min, 80 min,
+    2 h 40, 5 h 20, 10 h 40), where the anchor is the publication time, or the last visit that saw a correction
     (one correction makes another likely, as in timely return). After the last step the page
     gets ``max_interval`` (the caller may also stop, see :meth:`exhausted`). A checkpoint missed
     (the crawler was late) is skipped, not made up.
     """
 
-    first: float = 1800.0
-    factor: float = 3.0
-    steps: int = 4
+    first: float = 1200.0
+    factor: float = 2.0
+    steps: int = 6
     name: str = "correction_decay"
 
     def anchor(self, history: History, published: float | None) -> float | None:
@@ -650,13 +650,11 @@ def sqrt_allocation(
                 events.append((lo / s, 1, i))
                 events.append((hi / s, -1, i))
         events.sort()
-        fixed = total_lo  # Σ of pages at their bounds (lo below the start, hi after the stop)
-        slope = 0.0  # Σ sᵢ of pages between their breakpoints
+        fixed = total_lo  # Σ of pages at a bound (lo before their start, hi after their stop)
+        slope = 0.0  # Σ sᵢ of the pages between their two breakpoints
         c_prev = 0.0
-        c = 0.0
         for c_ev, kind, i in events:
-            value = fixed + slope * c_ev
-            if value >= budget:
+            if fixed + slope * c_ev >= budget:
                 break
             if kind == 1:
                 fixed -= los[i]
@@ -665,9 +663,7 @@ def sqrt_allocation(
                 slope -= roots[i]
                 fixed += hi
             c_prev = c_ev
-        else:  # pragma: no cover - excluded by the check above
-            c_ev = c_prev
-        c = (budget - fixed) / slope if slope > 0 else c_prev
+        c = (budget - fixed) / slope if slope > 1e-300 else c_prev
         freqs = [min(max(c * s, lo), hi) for s, lo in zip(roots, los)]
     out: dict[Hashable, float] = {}
     for k, f in zip(keys, freqs):
@@ -745,7 +741,9 @@ class DailyProfile:
             out = [days * w] * self.bins
             t0 += days * DAY
         k = math.floor(t0 / w)
-        while k * w < t1:
+        for _ in range(self.bins + 2):  # at most a day's worth of bins remains
+            if k * w >= t1:
+                break
             seconds = min(t1, (k + 1) * w) - max(t0, k * w)
             if seconds > 0:
                 out[k % self.bins] += seconds
@@ -789,6 +787,7 @@ class RateState:
     ``recent_exposure`` are the same with the short half-life used for the drop-off floor.
     """
 
+    first_visit: float | None = None
     last_visit: float | None = None
     updated: float | None = None
     links: float = 0.0
@@ -829,6 +828,8 @@ class ChannelScheduler:
     profile_half_life: float = 7 * DAY
     profile_prior: float = 1.0
     profile_smooth: float = 0.25
+    profile_warmup: float = DAY
+    profile_min_links: float = 20.0
     prior_rate: float = 24.0 / DAY
     prior_links: float = 0.3
     saturation_boost: float = 2.0
@@ -863,6 +864,8 @@ class ChannelScheduler:
         if obs.listed is not None and obs.listed > 0:
             st.listed = int(obs.listed)
         prev = st.last_visit
+        if st.first_visit is None or t < st.first_visit:
+            st.first_visit = t
         if prev is None or t <= prev:
             st.last_visit = t if prev is None else max(prev, t)
             return
@@ -884,7 +887,11 @@ class ChannelScheduler:
         st.exposure += exposure
         st.recent_links += links
         st.recent_exposure += exposure
-        prof.add(prev, t, links, base, overlaps=ov)
+        # The profile's expectation uses the channel's base rate; until that estimate rests on
+        # some data (a day of visits or profile_min_links links) it would bias the hours seen
+        # first, so the channel does not teach the profile yet.
+        if t - st.first_visit >= self.profile_warmup or st.links >= self.profile_min_links:
+            prof.add(prev, t, links, base, overlaps=ov)
 
     def _decay(self, st: RateState, t: float) -> None:
         if st.updated is not None and t > st.updated:
