@@ -27,11 +27,14 @@ from twisted.internet import defer, threads
 from newscrawl import defaults
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
 from newscrawl.store import NewsStore, StoreUnavailable, spill
+from pymongo.errors import ConnectionFailure
 
 logger = logging.getLogger(__name__)
 
 #: Batches allowed to wait for the writer thread before process_item waits too.
 MAX_QUEUED_BATCHES = 2
+#: After the database failed, batches go straight to the spill file for this long (seconds).
+RETRY_AFTER = 30.0
 
 
 class MongoPipeline:
@@ -64,6 +67,7 @@ class MongoPipeline:
         self._last_flush = time.monotonic()
         self._queued = 0
         self._writer: defer.Deferred = defer.succeed(None)
+        self._down_until = 0.0
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -97,7 +101,14 @@ class MongoPipeline:
             self.setting_uri, self.data_dir, port=self.embedded_port, start_timeout=self.start_timeout)
         self.spill_path = Path(resolve_data_dir(self.data_dir)) / f"spill-{spider_name}.jsonl"
         self.store = NewsStore.connect(self.uri, self.database, timeout=self.timeout)
-        self.store.ensure_indexes()
+        try:
+            self.store.ensure_indexes()
+        except ConnectionFailure as exc:
+            # Crawl anyway: every batch goes to the spill file and is replayed at the next start.
+            logger.error("MongoDB at %s is unreachable (%s): items will be spilled to %s and "
+                         "written at the next start", self.uri, exc, self.spill_path)
+            self._down_until = time.monotonic() + RETRY_AFTER
+            return
         try:
             replayed = self.store.replay_spill(self.spill_path)
         except StoreUnavailable as exc:
@@ -140,18 +151,24 @@ class MongoPipeline:
         return self._writer
 
     def _write(self, batch: list[dict]) -> None:
+        if time.monotonic() < self._down_until:
+            self._spill(batch, "still unavailable")
+            return
         try:
             counts = self.store.write_pages(batch)
         except StoreUnavailable as exc:
-            docs = list(exc.docs) or batch
-            spill(docs, self.spill_path)
-            self.stats.inc_value("newscrawl/store/spilled", len(docs))
-            logger.error("MongoDB unavailable (%s): %d item(s) spilled to %s, replayed at the next "
-                         "start", exc, len(docs), self.spill_path)
+            self._down_until = time.monotonic() + RETRY_AFTER
+            self._spill(list(exc.docs) or batch, str(exc))
             return
         for key, value in counts.items():
             if value:
                 self.stats.inc_value(f"newscrawl/store/{key}", value)
+
+    def _spill(self, docs: list[dict], why: str) -> None:
+        spill(docs, self.spill_path)
+        self.stats.inc_value("newscrawl/store/spilled", len(docs))
+        logger.error("MongoDB unavailable (%s): %d item(s) spilled to %s, replayed at the next "
+                     "start", why, len(docs), self.spill_path)
 
     # -- close --------------------------------------------------------------------------------
 
@@ -163,6 +180,11 @@ class MongoPipeline:
 
     def _close(self, weights: dict[str, float]) -> None:
         try:
+            if self.store is not None and time.monotonic() < self._down_until:
+                logger.error("MongoDB unavailable at close: final NewsPageRank weights not stored; "
+                             "spilled items keep their online weights")
+                self.store.close()
+                return
             if weights and self.store is not None:
                 try:
                     changed = self.store.update_weights(weights)

@@ -69,3 +69,23 @@ def test_link_classes_agree_between_stats_store_and_feed(mock_crawl):
             feed = feed_articles[doc["url"]]
             missing = {k for k in doc if k not in ("_id", "first_seen", "last_seen")} - set(feed)
             assert not missing, missing
+
+
+def test_unreachable_database_spills_and_next_run_replays(tmp_path):
+    """A database that is not there: the crawl finishes, every item goes to the spill file,
+    and the next run (embedded store) writes them back."""
+    data = tmp_path / "data"
+    with served() as base:
+        proc = crawl(["-a", f"start_urls={base}", "-a", "depth=0"], data,
+                     settings={"NEWSCRAWL_MONGO_URI": "mongodb://127.0.0.1:9/", "NEWSCRAWL_MONGO_TIMEOUT": 0.5,
+                               "LOG_LEVEL": "INFO"})
+        stats = stats_of(proc.stderr)
+        assert stats["finish_reason"] == "'finished'"
+        scraped = int(stats["item_scraped_count"])
+        assert int(stats["newscrawl/store/spilled"]) == scraped > 1
+        assert (data / "spill-news.jsonl").exists()
+        proc = crawl(["-a", "start_urls=" + base, "-a", "depth=0"], data, settings={"LOG_LEVEL": "INFO"})
+    assert int(stats_of(proc.stderr)["newscrawl/store/replayed"]) >= scraped
+    assert not (data / "spill-news.jsonl").exists()
+    with open_store(data) as store:
+        assert store.articles.count_documents({}) + store.nodes.count_documents({}) >= scraped
