@@ -77,13 +77,13 @@ class NewsRankPipeline:
         return item
 
     def final_weights(self) -> dict[str, float]:
-        """Return fingerprint → weight, the maximum over every in-link seen this run.
+        """Return fingerprint → weight for the pages this run fetched whose maximum over every
+        in-link seen this run is higher than the online weight they were stored with.
 
-        Pages reached from the entries through the run's link graph are included; the result
-        is never lower than the online weight already given to a page.
+        Only improvements are returned, so the store writes only what changed.
         """
         weights = propagate(((s, t, r0) for (s, t), r0 in self.edges.items()), self.entries)
         self.stats.set_value("newscrawl/newsrank/edges", len(self.edges))
         improved = {fp: w for fp, w in weights.items() if fp in self.best and w > self.best[fp] + 1e-12}
         self.stats.set_value("newscrawl/newsrank/improved_at_close", len(improved))
-        return {fp: max(w, self.best.get(fp, 0.0)) for fp, w in weights.items() if fp in self.best}
+        return improved
