@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
@@ -43,6 +43,13 @@ class PlainSpider(CrawlSpider):
             self._extract_article = extract_article
         self.rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
         super().__init__(*args, **kwargs)
+
+    async def start(self):
+        # Like ``news``: the start request goes through the duplicate filter, so the home page
+        # linked back from every page is not fetched a second time (Scrapy's default start
+        # requests are ``dont_filter=True``).
+        for url in self.start_urls:
+            yield Request(url)
 
     def parse_start_url(self, response, **kwargs):
         return self.parse_page(response)

@@ -476,14 +476,16 @@ def run_variant(key: str, label: str, command: list[str], *, cwd: Path, env: dic
     except (OSError, ValueError):
         dump = {"stats": {}, "urls": []}
     prefix = server.url.rstrip("/")
-    fetched = {u[len(prefix):] for u in dump["urls"] if u.startswith(prefix)}
-    fetched.discard("/robots.txt")
-    expected = set(site.paths)
+    responses = [u[len(prefix):] if u.startswith(prefix) else u for u in dump["urls"]]
+    responses = [u for u in responses if u != "/robots.txt"]
+    fetched, expected = set(responses), set(site.paths)
     stats = dump["stats"]
+    # pages = HTML responses, a page fetched twice counts twice (and makes same_pages false)
     return Result(key=key, label=label, wall=wall, cpu=cpu, store_cpu=store_cpu, site_cpu=site_cpu,
-                  pages=len(fetched & expected), items=int(stats.get("item_scraped_count", 0)),
-                  same_pages=fetched == expected, missing=len(expected - fetched),
-                  extra=len(fetched - expected), returncode=proc.returncode, stats=stats)
+                  pages=len(responses), items=int(stats.get("item_scraped_count", 0)),
+                  same_pages=fetched == expected and len(responses) == len(expected),
+                  missing=len(expected - fetched), extra=len(responses) - len(fetched & expected),
+                  returncode=proc.returncode, stats=stats)
 
 
 def start_store(data_dir: Path, env: dict) -> int:
@@ -546,6 +548,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="generate the site and data into DIR, keep it")
     parser.add_argument("--profile", metavar="DIR", help="run each variant under cProfile, write "
                         "DIR/<variant>.prof (throughput figures then include profiler overhead)")
+    parser.add_argument("--news-setting", "-s", metavar="NAME=VALUE", action="append", default=[],
+                        help="extra -s setting for (c) only, to measure a component's share "
+                        "(e.g. -s NEWSCRAWL_MONGO_ENABLED=False); the ratio is then not the "
+                        "benchmark's")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -577,11 +583,13 @@ def main(argv: list[str] | None = None) -> int:
     env["PYTHONPATH"] = os.pathsep.join([str(BENCH_DIR), str(ROOT)])
     env["PYTHONHASHSEED"] = "0"
     server = StaticServer(site_dir)
-    print(f"static server: {server.url} (Twisted static File, pid {server.proc.pid})")
+    print(f"static server: {server.url} (Twisted static File, pid {server.proc.pid}); "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     results: list[Result] = []
     depth = site.pages_per_channel + 2
     try:
         for key in variants:
+            load_before = os.getloadavg()[0]
             stats_file = work / f"stats-{key}.json"
             settings = {**COMMON_SETTINGS, "BENCH_STATS_FILE": str(stats_file)}
             if key in ("a", "b"):
@@ -599,6 +607,8 @@ def main(argv: list[str] | None = None) -> int:
                     command = [sys.executable, "-m", "scrapy", "crawl", "news",
                                "-a", f"start_urls={server.url}", "-a", f"depth={depth}",
                                *_settings_args(settings)]
+                    for extra in args.news_setting:
+                        command += ["-s", extra]
                     result = run_variant(key, "(c) news, all components + store", command,
                                          cwd=ROOT, env=run_env, stats_file=stats_file, site=site,
                                          server=server, store_pid=store_pid, profile=profile)
@@ -613,7 +623,8 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"unknown variant {key!r}")
             results.append(result)
             print(f"{result.label}: {result.pages} pages in {result.wall:.1f} s "
-                  f"(exit {result.returncode})", flush=True)
+                  f"(exit {result.returncode}); load average before {load_before:.2f}, after "
+                  f"{os.getloadavg()[0]:.2f}", flush=True)
     finally:
         server.stop()
         if not args.keep:

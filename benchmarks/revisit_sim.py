@@ -29,18 +29,31 @@ What is measured
   version not fetched by then counts as never captured (``inf`` in the percentiles, and the
   ``capt%`` column gives the share captured).
 * **Requests/bytes**: every HTTP request a policy made. ``ch req/h`` = channel-page requests per
-  hour (what the budget limits); ``304`` = conditional GETs answered Not Modified; ``HEAD`` =
-  HEAD probes; ``art req`` = article requests (first fetches + re-checks); ``GB`` = bytes.
+  hour (what the budget limits), ``ch 304`` = those answered 304 Not Modified to a conditional
+  GET (headers only); ``art GET`` = article GETs (first fetches + re-check fetches), ``art HEAD``
+  = HEAD probes of articles; ``GB`` = bytes of all responses (channel pages 60-250 kB and
+  articles 30-120 kB by host, HEAD 450 B, 304 350 B).
 
 The budget
 ----------
 The budget (600 / 1200 / 2400 requests/hour) limits *channel-page* requests: the fetcher has one
-slot every ``3600/B`` s and each slot is one HTTP request (a conditional GET is one request; a
-HEAD probe is one request and the GET after it another). Article fetches — the first GET of
+slot every ``3600/B`` s and each slot is one HTTP request. Article fetches — the first GET of
 every discovered article and the correction re-checks — are outside this budget: every policy
-must fetch each article it discovers once, and the re-checks are counted and reported in
-``art req`` so their cost is visible. Policies that schedule only due pages (Nutch, halve/double)
-leave slots idle when nothing is due; round-robin, the oracle and newscrawl use every slot.
+must fetch each article it discovers once, and the re-checks are counted and reported (``art
+GET``, ``art HEAD``) so their cost is visible. Policies that schedule only due pages (Nutch,
+halve/double) leave slots idle when nothing is due, as those schedulers do; the oracle and
+newscrawl split the whole budget, fetch the earliest-due channel in every slot (even a little
+early) and idle only when every channel was fetched less than the minimum interval ago;
+round-robin uses every slot. ``--fill-idle`` makes Nutch and halve/double fetch the
+earliest-due page in every slot instead (work-conserving); that does not help them: early visits
+find pages unchanged, so Nutch's intervals inflate and its median gets several times worse, and
+halve/double gains only at 2400 req/h (to about 4.6 min, still well above newscrawl's).
+
+Why newscrawl uses conditional GETs on channel pages and HEAD only on articles: under a request
+budget a HEAD probe costs a slot and, when the page did change, a second request for the GET; a
+conditional GET (``If-None-Match`` / ``If-Modified-Since``) costs one request either way and only
+headers when the answer is 304. Article re-checks are not budgeted and mostly find the page
+unchanged, so the DESIGN §5 HEAD probe is used there.
 
 The policies
 ------------
@@ -56,6 +69,9 @@ The policies
   changed, how many new links it listed, validators.
 * ``oracle``: knows every channel's true instantaneous rate λᵢ(t) and splits the budget
   ∝ √λᵢ(t) (same clamps); it fetches each article exactly at its corrections.
+* ``auto`` (only with ``--policies auto``): the per-page estimator choice of
+  :func:`choose_estimator` on every page, from changed/unchanged alone (what a crawler without
+  link counts would do); not budget-aware, like Nutch.
 
 All policies use the same ``[min, max]`` interval clamp (60 s, 1 day).
 """
@@ -69,7 +85,7 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -77,6 +93,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from newscrawl.algorithms.revisit import (  # noqa: E402
     HOW_CONDITIONAL,
+    Auto,
     HOW_FINGERPRINT,
     HOW_FIRST,
     ChannelScheduler,
@@ -108,6 +125,10 @@ HEAD_BYTES = 450
 NOT_MODIFIED_BYTES = 350
 
 POLICIES = ("round-robin", "nutch", "halve/double", "newscrawl", "oracle")
+#: Extra policies, only on request (``--policies``): ``auto`` applies :func:`choose_estimator`'s
+#: per-page pick among the seed-000 estimators to channels, using changed/unchanged only.
+EXTRA_POLICIES = ("auto",)
+AUTO_HISTORY = 60  # observations kept per page for ``auto``
 
 
 @dataclass(frozen=True)
@@ -128,6 +149,7 @@ class SimConfig:
     realloc: float = 300.0  # seconds between budget re-allocations (newscrawl, oracle)
     audit_every: int = 10
     trust_after: int = 6
+    fill_idle: bool = False  # Nutch and halve/double also fetch the earliest-due page when none is due
     seed: int = 20240601
     budgets: tuple[int, ...] = (600, 1200, 2400)
 
@@ -241,12 +263,12 @@ class ValidatorTrust:
         return line[max(i, 0)][1]
 
 
-def server_validator(mode: str, count_at, t: float):
-    """The validator a server sends at ``t`` for a page whose version is ``count_at(t)``."""
+def server_validator(mode: str, changes: list[float], t: float):
+    """The validator a server sends at ``t`` for a page whose versions change at ``changes``."""
     if mode == "good":
-        return count_at(t)
+        return bisect.bisect_right(changes, t)
     if mode == "stale":
-        return count_at(math.floor(t / STALE_PERIOD) * STALE_PERIOD)
+        return bisect.bisect_right(changes, math.floor(t / STALE_PERIOD) * STALE_PERIOD)
     if mode == "always":
         return ("t", t)
     return None
@@ -261,7 +283,6 @@ class ChannelResult:
     missed: np.ndarray  # article -> dropped before seen
     get_full: int = 0
     not_modified: int = 0
-    head: int = 0
     bytes: float = 0.0
     slots_used: int = 0
     trust: ValidatorTrust | None = None
@@ -311,7 +332,9 @@ def simulate_channels(world: World, policy: str, budget: int) -> ChannelResult:
         res.slots_used = k
         return res
 
-    if policy in ("nutch", "halve/double"):
+    if policy in ("nutch", "halve/double", "auto"):
+        auto = Auto()
+        histories: list[list[Observation]] = [[] for _ in range(n)]
         nutch = NutchAdaptive(initial_interval=cfg.initial_interval)
         hd = HalveDouble(initial_interval=cfg.initial_interval)
         interval = [cfg.initial_interval] * n
@@ -321,12 +344,17 @@ def simulate_channels(world: World, policy: str, budget: int) -> ChannelResult:
         used = 0
         while t < horizon:
             i = int(np.argmin(due))
-            if due[i] <= t:
+            if due[i] <= t or cfg.fill_idle:
                 used += 1
                 _, changed, _ = view(i, t)
                 res.get_full += 1
                 res.bytes += page_bytes[host_of[i]]
-                if not visited[i]:
+                if policy == "auto":
+                    hist = histories[i]
+                    hist.append(Observation(t, changed, HOW_FINGERPRINT if hist else HOW_FIRST))
+                    del hist[:-AUTO_HISTORY]
+                    due[i] = t + auto.next_interval(hist, t, min_interval=lo_i, max_interval=hi_i)
+                elif not visited[i]:
                     visited[i] = True
                     modified[i] = t
                     due[i] = t + interval[i]
@@ -346,6 +374,7 @@ def simulate_channels(world: World, policy: str, budget: int) -> ChannelResult:
     next_alloc = 0.0
     t = 0.0
     used = 0
+    due = np.zeros(n)
     if policy == "oracle":
         while t < horizon:
             if t >= next_alloc:
@@ -353,11 +382,16 @@ def simulate_channels(world: World, policy: str, budget: int) -> ChannelResult:
                 alloc = sqrt_allocation(dict(enumerate(r.tolist())), budget / HOUR,
                                         min_interval=lo_i, max_interval=hi_i)
                 ivals = np.array([alloc[j] for j in range(n)])
+                due = last + ivals
                 next_alloc = t + cfg.realloc
-            i = int(np.argmin(last + ivals))
+            i = int(np.argmin(due))
+            if t - last[i] < lo_i:  # nothing may be fetched yet: leave the slot idle
+                t += dt
+                continue
             used += 1
             view(i, t)
             last[i] = t
+            due[i] = t + ivals[i]
             res.get_full += 1
             res.bytes += page_bytes[host_of[i]]
             t += dt
@@ -378,19 +412,20 @@ def simulate_channels(world: World, policy: str, budget: int) -> ChannelResult:
         if t >= next_alloc:
             alloc = sched.intervals(t, keys)
             ivals = np.array([alloc[j] for j in keys])
+            due = last + ivals
             next_alloc = t + cfg.realloc
-        i = int(np.argmin(last + ivals))
+        i = int(np.argmin(due))
+        if t - last[i] < lo_i:  # nothing may be fetched yet: leave the slot idle
+            t += dt
+            continue
         used += 1
         h = host_of[i]
         mode = modes[h]
         host_visits[h] += 1
         first = last[i] == -np.inf
         last[i] = t
-
-        def count_at(x: float, _i: int = i) -> int:
-            return bisect.bisect_right(pubs[_i], x)
-
-        sv = server_validator(mode, count_at, t)
+        due[i] = t + ivals[i]
+        sv = server_validator(mode, pubs[i], t)
         conditional = (trust.trusted[h] and host_visits[h] % cfg.audit_every != 0
                        and client_validator[i] is not None)
         if conditional and sv == client_validator[i]:
@@ -441,6 +476,7 @@ def simulate_articles(world: World, policy: str, ch: ChannelResult, idx: np.ndar
     captures: list[float] = []
     res = ArticleResult(capture=np.zeros(0))
     decay = CorrectionDecay()
+    auto = Auto()
     nutch = NutchAdaptive(initial_interval=cfg.initial_interval)
     hd = HalveDouble(initial_interval=cfg.initial_interval)
     lo_i, hi_i = cfg.min_interval, cfg.article_max_interval
@@ -464,7 +500,7 @@ def simulate_articles(world: World, policy: str, ch: ChannelResult, idx: np.ndar
         elif policy == "newscrawl":
             mode = world.mode[h]
             history = [Observation(d, False, HOW_FIRST)]
-            client_v = server_validator(mode, lambda x: _version(corr, x), d)
+            client_v = server_validator(mode, corr, d)
             now = d
             while True:
                 due = decay.next_due(history, now, published=float(world.pub[a]))
@@ -475,7 +511,7 @@ def simulate_articles(world: World, policy: str, ch: ChannelResult, idx: np.ndar
                 if ch.trust is not None and ch.trust.trusted_at(h, now):
                     res.heads += 1
                     res.bytes += HEAD_BYTES
-                    sv = server_validator(mode, lambda x: _version(corr, x), now)
+                    sv = server_validator(mode, corr, now)
                     changed = sv != client_v
                     if changed:
                         res.gets += 1
@@ -495,6 +531,7 @@ def simulate_articles(world: World, policy: str, ch: ChannelResult, idx: np.ndar
             interval = cfg.initial_interval
             modified = d
             now = d + interval
+            art_history = [Observation(d, False, HOW_FIRST)]
             while now <= end:
                 res.gets += 1
                 res.bytes += size
@@ -508,6 +545,9 @@ def simulate_articles(world: World, policy: str, ch: ChannelResult, idx: np.ndar
                 elif policy == "nutch":
                     interval, modified, nxt = nutch.step(interval, modified, now, changed,
                                                          min_interval=lo_i, max_interval=hi_i)
+                elif policy == "auto":
+                    art_history.append(Observation(now, changed, HOW_FINGERPRINT))
+                    nxt = now + auto.next_interval(art_history, now, min_interval=lo_i, max_interval=hi_i)
                 else:
                     interval = hd.step(interval, changed, min_interval=lo_i, max_interval=hi_i)
                     nxt = now + interval
@@ -535,8 +575,8 @@ class Row:
     captured_share: float
     channel_req_per_hour: float
     not_modified: int
-    head: int
-    article_requests: int
+    article_gets: int
+    article_heads: int
     gigabytes: float
     seconds: float
 
@@ -577,10 +617,10 @@ def run_one(cfg: SimConfig, policy: str, budget: int) -> Row:
         capture_median=float(np.median(cap)) if len(cap) else math.nan,
         capture_p90=float(np.percentile(cap, 90)) if len(cap) else math.nan,
         captured_share=len(finite) / len(cap) if len(cap) else math.nan,
-        channel_req_per_hour=(ch.get_full + ch.not_modified + ch.head) / horizon_h,
+        channel_req_per_hour=(ch.get_full + ch.not_modified) / horizon_h,
         not_modified=ch.not_modified,
-        head=ch.head + art.heads,
-        article_requests=art.first_gets + art.gets + art.heads,
+        article_gets=art.first_gets + art.gets,
+        article_heads=art.heads,
         gigabytes=(ch.bytes + art.bytes) / 1e9,
         seconds=time.perf_counter() - started,
     )
@@ -611,14 +651,14 @@ def _fmt_minutes(seconds: float) -> str:
 def report(rows: list[Row], cfg: SimConfig) -> list[str]:
     """Print the table; return the target checks as lines."""
     headers = ["budget", "policy", "disc med", "disc p90", "missed", "capt med", "capt p90",
-               "capt%", "ch req/h", "304", "HEAD", "art req", "GB"]
+               "capt%", "ch req/h", "ch 304", "art GET", "art HEAD", "GB"]
     table = []
     for r in rows:
         table.append([
             str(r.budget), r.policy, _fmt_minutes(r.disc_median), _fmt_minutes(r.disc_p90),
             str(r.missed), _fmt_minutes(r.capture_median), _fmt_minutes(r.capture_p90),
             f"{100 * r.captured_share:.0f}", f"{r.channel_req_per_hour:.0f}", str(r.not_modified),
-            str(r.head), str(r.article_requests), f"{r.gigabytes:.2f}",
+            str(r.article_gets), str(r.article_heads), f"{r.gigabytes:.1f}",
         ])
     title = (f"{cfg.channels} channels on {cfg.hosts} hosts, {cfg.days:g} days "
              f"(stats over days {cfg.warmup_days:g}-{cfg.days - cfg.tail_days:g}, "
@@ -667,11 +707,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--days", type=float, default=SimConfig.days)
     ap.add_argument("--seed", type=int, default=SimConfig.seed)
     ap.add_argument("--budgets", type=int, nargs="+", default=list(SimConfig.budgets))
-    ap.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES)
+    ap.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES + EXTRA_POLICIES)
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--fill-idle", action="store_true",
+                    help="Nutch and halve/double fetch the earliest-due page when none is due")
+    ap.add_argument("--min-interval", type=float, default=SimConfig.min_interval,
+                    help="shortest revisit interval of any policy (seconds)")
+    ap.add_argument("--max-interval", type=float, default=SimConfig.max_interval,
+                    help="longest revisit interval of any policy (seconds)")
     args = ap.parse_args(argv)
     cfg = SimConfig(channels=args.channels, hosts=args.hosts, days=args.days, seed=args.seed,
-                    budgets=tuple(args.budgets))
+                    budgets=tuple(args.budgets), fill_idle=args.fill_idle,
+                    min_interval=args.min_interval, max_interval=args.max_interval)
     started = time.perf_counter()
     rows = run(cfg, tuple(args.policies), workers=args.workers)
     checks = report(rows, cfg)

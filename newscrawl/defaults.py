@@ -66,7 +66,120 @@ NEWSCRAWL_EMBEDDED_PORT = 0
 #: Seconds to wait for the embedded server to accept connections.
 NEWSCRAWL_EMBEDDED_START_TIMEOUT = 30.0
 
+# --- recurring crawls on scrapyd (``newscrawl schedule``, newscrawl/schedule.py) ---------------
+#: Base URL of the scrapyd that runs the jobs (``http://user:pass@host:port/`` for basic auth).
+NEWSCRAWL_SCRAPYD_URL = "http://127.0.0.1:6800/"
+#: scrapyd project name (``project`` of ``[deploy:local]`` in scrapy.cfg).
+NEWSCRAWL_SCRAPYD_PROJECT = "newscrawl"
+#: Revisit estimator of a site (``newscrawl.algorithms.revisit.ESTIMATORS``: ``auto``,
+#: ``halve_double``, ``equal_interval``, ``timely_return``, ``poisson``, ``nutch_adaptive``).
+NEWSCRAWL_SCHEDULE_ESTIMATOR = "auto"
+#: Bounds of a site's revisit interval (seconds); the minimum should not undercut the cron period.
+NEWSCRAWL_SCHEDULE_MIN_INTERVAL = 900.0
+NEWSCRAWL_SCHEDULE_MAX_INTERVAL = 86400.0
+#: Finished runs kept per site in the ``schedule`` collection (runs).
+NEWSCRAWL_SCHEDULE_HISTORY = 50
+
+# --- request fingerprints and domain aliases (newscrawl/fingerprint.py; seeds 001, 003) -------
+#: ``www.example.com`` and ``example.com`` are one site: one fingerprint, one host for politeness.
+NEWSCRAWL_ALIAS_FOLD_WWW = True
+#: Alias host → canonical host (IP literals, mirror names), e.g. ``{"203.0.113.7": "example.com"}``.
+NEWSCRAWL_HOST_ALIASES: dict = {}
+
+# --- distributed crawling on scrapy-redis (newscrawl/distributed; DESIGN §6) ------------------
+# Every Redis key is listed in newscrawl/redis_defaults.py.
+#: Use the shared Redis frontier: ``auto`` = when ``REDIS_URL`` is set (setting or environment
+#: variable), or true / false. ``REDIS_URL`` (scrapy-redis's setting) names the server.
+NEWSCRAWL_DISTRIBUTED = "auto"
+#: Key namespace of one shared crawl; ``%(spider)s`` is the spider name.
+NEWSCRAWL_REDIS_NAMESPACE = "%(spider)s"
+#: Request serializer of the frontier: ``json`` (any Python version, readable in redis-cli) or
+#: ``pickle`` (protocol 4, Python >= 3.4). Entries that do not decode go to the dead-letter list.
+NEWSCRAWL_REDIS_SERIALIZER = "json"
+#: Bytes of the 8-byte fingerprint that name its bucket (1..4): 1 → 256 buckets, 7 bytes stored
+#: per URL (up to a few million URLs); 2 → 65,536 buckets, 6 bytes; 3 → Mercator's 3-byte index.
+NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES = 1
+#: In-process LRU cache of seen fingerprints in front of Redis (entries); 0 turns it off.
+NEWSCRAWL_REDIS_URL_CACHE = 65536
+#: A worker closes after the shared frontier has been empty, with no request in flight on any
+#: worker, for this long (seconds).
+NEWSCRAWL_REDIS_IDLE_CLOSE = 30.0
+#: A worker without heartbeat for this long is dead: its leases are released and its unfinished
+#: requests go back to the frontier (seconds; heartbeats every third of it).
+NEWSCRAWL_REDIS_WORKER_TIMEOUT = 30.0
+#: Longest a host lease may be held even by a live worker (seconds); past it the host is freed.
+NEWSCRAWL_REDIS_LEASE_TTL = 180.0
+#: Period of the worker's frontier loop: acknowledgements, wake-ups, idle checks (seconds).
+NEWSCRAWL_REDIS_POLL_INTERVAL = 0.1
+
+# --- politeness across workers (middlewares/politeness.py; seed 001, Mercator) ---------------
+# One request in flight per host over all workers (the frontier's host lease); then a pause.
+#: Pause after a response = this multiple k of its response time (Mercator: 10); 0 turns it off.
+NEWSCRAWL_POLITENESS_FACTOR = 10.0
+#: Bounds of the k × response-time pause (seconds); robots.txt Crawl-delay is never capped.
+NEWSCRAWL_POLITENESS_MIN_DELAY = 0.0
+NEWSCRAWL_POLITENESS_MAX_DELAY = 60.0
+#: Honour robots.txt ``Crawl-delay`` (read with Protego, Scrapy's robots.txt parser).
+NEWSCRAWL_POLITENESS_CRAWL_DELAY = True
+#: File to append one JSON line per HTTP exchange to (host, start, end, worker; for overlap
+#: checks); empty: off.
+NEWSCRAWL_POLITENESS_LOG = ""
+
+# --- incremental re-crawl (crawl state, HEAD probes, budget, update modes; DESIGN §4-5) -------
+#: Keep a crawl-state record per known URL (``pages`` collection) and re-crawl incrementally:
+#: seeds plus known pages that are due, HEAD/conditional checks, versions, PageRank.
+NEWSCRAWL_REVISIT_ENABLED = True
+#: Bounds of a page's revisit interval (seconds); every estimator's answer is clamped to them.
+NEWSCRAWL_REVISIT_MIN_INTERVAL = 600.0
+NEWSCRAWL_REVISIT_MAX_INTERVAL = 7 * 86400.0
+#: Interval after a failed visit (HTTP status >= 400, no answer), doubled per consecutive miss (s).
+NEWSCRAWL_REVISIT_MISS_INTERVAL = 86400.0
+#: Visits kept in a page's history (visits); the estimators read at most this many.
+NEWSCRAWL_REVISIT_HISTORY = 50
+#: New articles expected from a visit of a channel page with no yield history yet (articles).
+NEWSCRAWL_REVISIT_CHANNEL_PRIOR = 1.0
+#: The run clock: empty = wall clock; ISO 8601 / epoch seconds = run "at" that time (plus the
+#: seconds elapsed), for tests and replays of dated captures. Spider argument ``-a now=``.
+NEWSCRAWL_REVISIT_NOW = ""
+#: Requests one run may send (HEAD probes included, robots.txt not); 0 = unlimited.
+#: Spider argument ``-a budget=N``.
+NEWSCRAWL_BUDGET = 0
+#: Crawl-state writes buffered before one bulk write (records), or after this many seconds.
+NEWSCRAWL_REVISIT_FLUSH_SIZE = 500
+NEWSCRAWL_REVISIT_FLUSH_INTERVAL = 10.0
+#: HEAD-first checks of known pages (downloader middleware), with per-host fallback to a
+#: conditional GET or to a GET plus content fingerprint.
+NEWSCRAWL_HEADPROBE_ENABLED = True
+#: Pieces of evidence that a host's validators change on every request before they are
+#: distrusted (HEAD said changed but the text was the same; conditional GET answered 200 with the
+#: same text). One refused HEAD, or one without usable validators, is enough on its own.
+NEWSCRAWL_HEADPROBE_STRIKES = 2
+#: ``inplace`` (即时更新: writes go straight into the live collections) or ``shadow`` (备份式更新,
+#: seed 002 §2: a run writes to the ``staging`` collection; at its end the run is merged into
+#: the live collections in one transaction when the server has them).
+NEWSCRAWL_UPDATE_MODE = "inplace"
+#: Recompute PageRank (seed 002 §1.2) over the stored link graph at the end of every run.
+NEWSCRAWL_PAGERANK_ENABLED = True
+#: PageRank damping factor d (seed 002: 0.85).
+NEWSCRAWL_PAGERANK_DAMPING = 0.85
+#: Bound of the page store (pages); above it the lowest-PageRank pages (pages failing for
+#: NEWSCRAWL_EVICT_MISSES visits in a row first) lose their bodies. 0 = unbounded.
+NEWSCRAWL_MAX_PAGES = 0
+NEWSCRAWL_EVICT_MISSES = 3
+#: Keep the previous version of an article whose text changed, with a diff summary.
+NEWSCRAWL_VERSIONS_ENABLED = True
+
 # --- collection names ------------------------------------------------------------------------
 ARTICLES_COLLECTION = "articles"
 NODES_COLLECTION = "nodes"
 LINKS_COLLECTION = "links"
+#: Per-site run state of ``newscrawl schedule`` (one document per site, ``_id`` = site).
+SCHEDULE_COLLECTION = "schedule"
+#: Crawl state, one record per known URL (``_id`` = URL fingerprint; newscrawl/crawlstate.py).
+PAGES_COLLECTION = "pages"
+#: Learned per-host change-detection policy (``_id`` = host name).
+HOSTS_COLLECTION = "hosts"
+#: Previous versions of articles whose text changed, with a diff summary.
+VERSIONS_COLLECTION = "article_versions"
+#: Writes of shadow-mode runs not merged yet (``run`` = run id).
+STAGING_COLLECTION = "staging"

@@ -30,12 +30,19 @@ SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 
 DOWNLOADER_MIDDLEWARES = {
     "middlewares.charset.CharsetMiddleware": 585,  # below HttpCompression (590): sees decoded bodies
+    # HEAD first / conditional GET for known pages: below Retry (550) so it sees final answers.
+    "middlewares.headprobe.HeadProbeMiddleware": 540,
+    # The request budget, right after it: a GET a HEAD made unnecessary never counts.
+    "middlewares.budget.BudgetMiddleware": 545,
 }
 SPIDER_MIDDLEWARES = {
     "middlewares.linkclass.LinkClassificationMiddleware": 800,
+    # Sees the link classification's output: fingerprints, new / due / not-due links.
+    "middlewares.revisit.RevisitSpiderMiddleware": 700,
 }
 ITEM_PIPELINES = {
     "pipelines.newsrank.NewsRankPipeline": 300,
+    "pipelines.crawlstate.CrawlStatePipeline": 700,  # crawl state, versions, PageRank
     "pipelines.mongo.MongoPipeline": 800,
 }
 
@@ -43,3 +50,10 @@ FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 TELNETCONSOLE_ENABLED = False
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
+# One fingerprint for every duplicate check (Scrapy's dupefilter, the Redis one, the HTTP cache):
+# 8 bytes of SHA-1 over the canonical URL with host aliases folded (seeds 001, 003).
+REQUEST_FINGERPRINTER_CLASS = "newscrawl.fingerprint.NewsRequestFingerprinter"
+
+# Distributed crawling: REDIS_URL (setting or environment) or -s NEWSCRAWL_DISTRIBUTED=1 switches
+# to the scrapy-redis scheduler and the shared frontier (newscrawl/distributed/addon.py).
+ADDONS = {"newscrawl.distributed.addon.DistributedAddon": 0}

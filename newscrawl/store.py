@@ -7,6 +7,9 @@ Collections (names in :mod:`newscrawl.defaults`), one document per URL fingerpri
 * ``links`` — one document per (``source_fp``, ``target_fp``) edge of the link graph, taken from
   the ``links`` list of node items.
 
+Plus ``schedule`` — one document per site (``_id`` = registered domain): the run state of
+``newscrawl schedule`` (:meth:`NewsStore.load_schedule`, :meth:`NewsStore.save_schedule`).
+
 Write semantics (:meth:`NewsStore.write_pages`, one unordered bulk upsert per collection):
 ``first_seen`` is set once (``$setOnInsert``); ``last_seen``, ``fetched_at`` and every other item
 field are overwritten (``$set``); ``weight`` keeps the maximum ever written (``$max``: over runs
@@ -60,25 +63,40 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from bson import json_util
 from bson.errors import InvalidDocument
 from bson.json_util import JSONMode, JSONOptions
-from pymongo import ASCENDING, DESCENDING, TEXT, MongoClient, UpdateOne, WriteConcern
+from pymongo import (
+    ASCENDING,
+    DESCENDING,
+    TEXT,
+    InsertOne,
+    MongoClient,
+    ReplaceOne,
+    UpdateOne,
+    WriteConcern,
+)
 from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import AutoReconnect, BulkWriteError, ConnectionFailure, OperationFailure
 
 from newscrawl import defaults
+from newscrawl.algorithms.changedetect import version_diff
 
 logger = logging.getLogger(__name__)
 
 ARTICLES = defaults.ARTICLES_COLLECTION
 NODES = defaults.NODES_COLLECTION
 LINKS = defaults.LINKS_COLLECTION
+SCHEDULE = defaults.SCHEDULE_COLLECTION
+PAGES = defaults.PAGES_COLLECTION
+HOSTS = defaults.HOSTS_COLLECTION
+VERSIONS = defaults.VERSIONS_COLLECTION
+STAGING = defaults.STAGING_COLLECTION
 
 #: MongoDB error code of ``CannotCreateIndex`` (SecantusDB's answer to a text index).
 CANNOT_CREATE_INDEX = 67
@@ -216,7 +234,7 @@ class NewsStore:
             concern = WriteConcern(**{**concern.document, "j": True})
         self._collections: dict[str, Collection[dict[str, Any]]] = {
             name: db.get_collection(name, write_concern=concern)
-            for name in (ARTICLES, NODES, LINKS)
+            for name in (ARTICLES, NODES, LINKS, PAGES, HOSTS, VERSIONS, STAGING)
         }
         self.articles = self._collections[ARTICLES]
         self.nodes = self._collections[NODES]
@@ -674,3 +692,341 @@ class NewsStore:
             str(row["_id"]) if row["_id"] is not None else "unknown": int(row["n"])
             for row in self.links.aggregate(pipeline)
         }
+
+    # -- recurring crawls (newscrawl.schedule) ----------------------------------------------------
+
+    @property
+    def schedule(self) -> Collection[dict[str, Any]]:
+        """The ``schedule`` collection (same write concern as the page collections)."""
+        return self.db.get_collection(SCHEDULE, write_concern=self.articles.write_concern)
+
+    def load_schedule(self) -> dict[str, dict[str, Any]]:
+        """Run state of every site: ``{site: document}`` (``_id`` removed).
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        return {str(doc.pop("_id")): doc for doc in self.schedule.find()}
+
+    def save_schedule(self, site: str, state: Mapping[str, Any]) -> None:
+        """Replace the run state of ``site`` (created when missing).
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        doc = {k: v for k, v in state.items() if k != "_id"}
+        doc["site"] = site
+        self.schedule.replace_one({"_id": site}, doc, upsert=True)
+
+    def count_new_articles(self, site: str, since: dt.datetime) -> int:
+        """Articles of ``site`` (registered domain) first stored at or after ``since`` (tz-aware).
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        return int(self.articles.count_documents({"site": site, "first_seen": {"$gte": since}}))
+
+    # -- crawl state of incremental re-crawls (newscrawl.crawlstate) ------------------------------
+    #
+    # ``pages``: one record per known URL (``_id`` = URL fingerprint; fields in
+    # newscrawl.algorithms.revisitplan): validators, content fingerprint, visit history, revisit
+    # interval, estimator and why, due time, role, PageRank. Page bodies stay in ``articles`` /
+    # ``nodes`` (seed 002 §3: 网页本身与这些网页信息分开存储). The page sets of seed 002 are queries:
+    # all URLs ``{}``, visited ``{last_visit: {$ne: null}}``, to visit ``{due: {$lte: now}}``,
+    # seeds ``{seed: true}``. ``hosts``: the learned change-detection policy per host.
+    # ``article_versions``: previous versions of changed articles with a diff summary.
+    # ``staging``: shadow-mode writes of runs not merged yet.
+
+    @property
+    def pages(self) -> Collection[dict[str, Any]]:
+        return self._collections[PAGES]
+
+    @property
+    def hosts(self) -> Collection[dict[str, Any]]:
+        return self._collections[HOSTS]
+
+    @property
+    def versions(self) -> Collection[dict[str, Any]]:
+        return self._collections[VERSIONS]
+
+    @property
+    def staging(self) -> Collection[dict[str, Any]]:
+        return self._collections[STAGING]
+
+    def ensure_state_indexes(self) -> None:
+        """Indexes of the crawl-state collections (idempotent): ``pages``: ``due``, ``host``,
+        ``seed``; ``article_versions``: unique ``(fp, version)``; ``staging``: ``(run, seq)``.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        self.pages.create_index([("due", ASCENDING)])
+        self.pages.create_index([("host", ASCENDING)])
+        self.pages.create_index([("seed", ASCENDING)])
+        self.versions.create_index([("fp", ASCENDING), ("version", ASCENDING)], unique=True)
+        self.staging.create_index([("run", ASCENDING), ("seq", ASCENDING)])
+
+    def load_state(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Every crawl-state record and every host policy: ``(pages, hosts)``.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        return list(self.pages.find()), list(self.hosts.find())
+
+    def write_state(
+        self,
+        new_docs: Sequence[Mapping[str, Any]],
+        old_docs: Sequence[Mapping[str, Any]],
+        *,
+        retries: int = 3,
+        backoff: float = 0.5,
+    ) -> int:
+        """Write crawl-state records (documents with ``_id``): ``new_docs`` are inserted (a bulk
+        insert is ~10x cheaper than an upsert on SecantusDB), ``old_docs`` replace the stored
+        record; a "new" record that exists after all (another crawl wrote it) is replaced too.
+
+        Returns:
+            The number of records written.
+
+        Raises:
+            StoreUnavailable: the server stayed unreachable (``.docs`` is empty: the caller
+                keeps its records dirty and writes them again later).
+        """
+        replace = list(old_docs)
+        written = 0
+        try:
+            if new_docs:
+                try:
+                    result = self.pages.bulk_write([InsertOne(dict(d)) for d in new_docs],
+                                                   ordered=False)
+                    written += result.inserted_count
+                except BulkWriteError as exc:
+                    written += int(exc.details.get("nInserted", 0))
+                    failed = {err.get("index") for err in exc.details.get("writeErrors") or ()
+                              if err.get("code") == 11000}
+                    replace += [d for i, d in enumerate(new_docs) if i in failed]
+            if replace:
+                ops = [ReplaceOne({"_id": d["_id"]}, dict(d), upsert=True) for d in replace]
+                matched, upserted, _ = self._bulk(PAGES, ops, retries, backoff)
+                written += matched + upserted
+        except (ConnectionFailure, OperationFailure) as exc:
+            if not _is_transient(exc):
+                raise
+            raise StoreUnavailable(f"MongoDB unavailable writing crawl state: {exc}") from exc
+        return written
+
+    def write_hosts(self, docs: Sequence[Mapping[str, Any]]) -> None:
+        """Replace host policies (documents with ``_id`` = host name), created when missing.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        if docs:
+            self.hosts.bulk_write(
+                [ReplaceOne({"_id": d["_id"]}, dict(d), upsert=True) for d in docs], ordered=False
+            )
+
+    def archive_version(
+        self, fp: str, new: Mapping[str, Any], *, archived_at: dt.datetime,
+        stage_run: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Keep the stored version of article ``fp`` before ``new`` overwrites it.
+
+        The stored article's title, text, dates and authors go to ``article_versions`` as
+        version ``n`` (1 = the first version stored), with ``diff``, the summary of the change to
+        ``new`` (:func:`newscrawl.algorithms.changedetect.version_diff`: headline changed, body
+        changed by N %). Nothing happens when no article ``fp`` is stored. With ``stage_run``
+        the version is staged for that shadow run instead of written.
+
+        Returns:
+            The version document written, or None.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        old = self.articles.find_one({"fp": fp}, {"_id": 0})
+        if old is None:
+            return None
+        number = self.versions.count_documents({"fp": fp}) + 1
+        version = {
+            "fp": fp,
+            "url": old.get("url"),
+            "version": number,
+            "archived_at": archived_at,
+            "valid_from": old.get("fetched_at"),
+            **{k: old.get(k) for k in ("title", "text", "published", "authors", "description")},
+            "diff": version_diff(old, new),
+        }
+        if stage_run:
+            self.stage(stage_run, "versions", [version])
+        else:
+            self.versions.insert_one(dict(version))
+        return version
+
+    def link_edges(self) -> Iterator[tuple[str, str]]:
+        """``(source_fp, target_fp)`` of every stored link (the graph PageRank runs on).
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        for doc in self.links.find({}, {"_id": 0, "source_fp": 1, "target_fp": 1}):
+            if doc.get("source_fp") and doc.get("target_fp"):
+                yield doc["source_fp"], doc["target_fp"]
+
+    def update_pagerank(self, values: Mapping[str, float], *, retries: int = 3,
+                        backoff: float = 0.5) -> int:
+        """Set ``pagerank`` of crawl-state records by fingerprint; returns records matched.
+
+        Raises:
+            StoreUnavailable: the server stayed unreachable.
+        """
+        if not values:
+            return 0
+        ops = [UpdateOne({"_id": fp}, {"$set": {"pagerank": float(v)}}) for fp, v in values.items()]
+        try:
+            matched, _, _ = self._bulk(PAGES, ops, retries, backoff)
+        except (ConnectionFailure, OperationFailure) as exc:
+            if not _is_transient(exc):
+                raise
+            raise StoreUnavailable(f"MongoDB unavailable writing PageRank: {exc}") from exc
+        return matched
+
+    def evict(self, fps: Sequence[str], *, at: dt.datetime) -> int:
+        """Evict pages: delete their bodies (``articles``/``nodes`` documents) and mark their
+        records ``evicted`` (kept, so the URL is not fetched again as new; never due).
+
+        Returns:
+            The number of page bodies deleted.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        deleted = 0
+        fps = list(fps)
+        for start in range(0, len(fps), 500):
+            chunk = fps[start : start + 500]
+            for name in (ARTICLES, NODES):
+                deleted += self._collections[name].delete_many({"fp": {"$in": chunk}}).deleted_count
+            self.pages.bulk_write(
+                [UpdateOne({"_id": fp}, {"$set": {"evicted": True, "evicted_at": at, "due": None}})
+                 for fp in chunk],
+                ordered=False,
+            )
+        return deleted
+
+    # -- shadow update mode (seed 002 §2: 备份式更新) ----------------------------------------------
+
+    def stage(self, run: str, target: str, docs: Sequence[Mapping[str, Any]]) -> int:
+        """Append ``docs`` to the ``staging`` collection for run ``run``.
+
+        Args:
+            target: ``"items"`` (page documents as for :meth:`write_pages`), ``"pages"``
+                (crawl-state records), ``"hosts"`` or ``"versions"``.
+
+        Returns:
+            The number of documents staged.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        if not docs:
+            return 0
+        seq = time.time_ns()
+        self.staging.insert_many(
+            [{"run": run, "target": target, "seq": seq + i, "doc": dict(d)}
+             for i, d in enumerate(docs)],
+            ordered=True,
+        )
+        return len(docs)
+
+    def committed_runs(self) -> list[str]:
+        """Ids of runs whose merge started but did not finish (to be completed; oldest first).
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        return sorted(str(r) for r in self.staging.distinct("run", {"target": "commit"}))
+
+    def staged_runs(self) -> list[str]:
+        """Ids of runs with staged writes not merged yet (oldest first).
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        return sorted(str(r) for r in self.staging.distinct("run"))
+
+    def merge_staged(self, run: str, *, now: dt.datetime | None = None) -> dict[str, Any]:
+        """Merge run ``run``'s staged writes into the live collections and drop them.
+
+        On a server with transactions (SecantusDB, a MongoDB replica set) the whole merge is one
+        transaction: readers see the run's pages, links, crawl state and versions all at once or
+        not at all. A standalone mongod has no transactions: the merge is then applied without
+        one (every write is an idempotent upsert and the staged writes are deleted last, so a
+        merge cut short is completed by the next :meth:`merge_staged`); ``atomic`` is False then.
+        Item documents keep :meth:`write_pages`' semantics (``first_seen`` once, ``weight`` the
+        maximum, links upserted by ``(source_fp, target_fp)``).
+
+        Returns:
+            ``{"items", "pages", "hosts", "versions"}`` documents merged, and ``"atomic"``.
+
+        Raises:
+            pymongo.errors.PyMongoError: the server is unreachable.
+        """
+        now = now or _utcnow()
+        # The commit marker: from here on the run is merged, by this call or, when it is cut
+        # short, by the next start (see committed_runs).
+        if not self.staging.find_one({"run": run, "target": "commit"}):
+            self.staging.insert_one({"run": run, "target": "commit", "seq": -1, "at": now})
+        ops: dict[str, list[Any]] = {ARTICLES: [], NODES: [], LINKS: [], PAGES: [], HOSTS: [],
+                                     VERSIONS: []}
+        counts: dict[str, Any] = {"items": 0, "pages": 0, "hosts": 0, "versions": 0}
+        for entry in self.staging.find({"run": run}).sort("seq", ASCENDING):
+            target, doc = entry.get("target"), entry.get("doc") or {}
+            if target == "items":
+                if doc.get("kind") not in ("article", "node") or not doc.get("fp"):
+                    continue
+                counts["items"] += 1
+                if doc["kind"] == "article":
+                    ops[ARTICLES].append(self._page_update(doc, now))
+                    continue
+                ops[NODES].append(self._page_update(doc, now))
+                for link in doc.get("links") or ():
+                    update = self._link_update(link, doc, now)
+                    if update is not None:
+                        ops[LINKS].append(update)
+            elif target in ("pages", "hosts") and doc.get("_id") is not None:
+                counts[target] += 1
+                ops[PAGES if target == "pages" else HOSTS].append(
+                    ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
+            elif target == "versions":
+                counts["versions"] += 1
+                doc = {k: v for k, v in doc.items() if k != "_id"}
+                ops[VERSIONS].append(UpdateOne({"fp": doc.get("fp"), "version": doc.get("version")},
+                                               {"$setOnInsert": doc}, upsert=True))
+
+        def apply(session: Any) -> None:
+            for name, batch in ops.items():
+                if batch:
+                    self._collections[name].bulk_write(batch, ordered=False, session=session)
+            self.staging.delete_many({"run": run}, session=session)
+
+        atomic = True
+        try:
+            with self.client_or_db_client().start_session() as session:
+                session.with_transaction(apply)
+        except OperationFailure as exc:
+            # 20 IllegalOperation: "Transaction numbers are only allowed on a replica set member"
+            if exc.code not in (20, 263) and "transaction" not in str(exc).lower():
+                raise
+            logger.warning("The server has no transactions (%s): merging run %s without one",
+                           exc, run)
+            atomic = False
+            apply(None)
+        counts["atomic"] = atomic
+        return counts
+
+    def client_or_db_client(self) -> MongoClient[dict[str, Any]]:
+        """The client of this store's database (the one :meth:`connect` made, or the borrowed
+        database's own)."""
+        return self.client if self.client is not None else self.db.client

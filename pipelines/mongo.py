@@ -154,7 +154,14 @@ class MongoPipeline:
         if time.monotonic() < self._down_until:
             self._spill(batch, "still unavailable")
             return
+        # Shadow update mode (pipelines/crawlstate.py): the run's batches are staged and merged
+        # into the live collections when the run ends.
+        revisit = getattr(self.crawler, "newscrawl_revisit", None) if self.crawler else None
         try:
+            if revisit is not None and revisit.mode == "shadow":
+                staged = self.store.stage(revisit.run_id, "items", batch)
+                self.stats.inc_value("newscrawl/store/staged", staged)
+                return
             counts = self.store.write_pages(batch)
         except StoreUnavailable as exc:
             self._down_until = time.monotonic() + RETRY_AFTER

@@ -25,6 +25,8 @@ from newscrawl.algorithms.extraction import extract_article
 from newscrawl.algorithms.frontier import STRATEGIES
 from newscrawl.algorithms.urls import host_of, registered_domain, url_fingerprint
 from newscrawl.items import ArticleItem, NodeItem
+from middlewares.revisit import due_channel_requests, seed_request
+from middlewares.revisit import state_of as revisit_state
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +107,11 @@ class NewsSpider(scrapy.Spider):
         return spider
 
     async def start(self):
+        # Incremental re-runs (pipelines/crawlstate.py loads the crawl state before this runs):
+        # the seeds carry their stored state, then every known channel page that is due.
+        revisit = revisit_state(getattr(self, "crawler", None))
         for url in self.entry_urls:
-            yield scrapy.Request(url, callback=self.parse_node, priority=10_000_000, meta={
+            request = scrapy.Request(url, callback=self.parse_node, priority=10_000_000, meta={
                 "newscrawl_entry_url": url,
                 "newscrawl_start_url": url,
                 "newscrawl_depth": 0,
@@ -115,6 +120,10 @@ class NewsSpider(scrapy.Spider):
                 "newscrawl_features": {},
                 "newscrawl_parent_weight": 1.0,
             })
+            yield seed_request(revisit, request) if revisit is not None else request
+        if revisit is not None:
+            for request in due_channel_requests(revisit, self, self.crawler.stats):
+                yield request
 
     def _page_fields(self, response) -> dict:
         meta = response.meta

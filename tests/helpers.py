@@ -28,6 +28,7 @@ def served(script: str = "tests/mocksite.py"):
     finally:
         proc.kill()
         proc.wait()
+        proc.stdout.close()  # else a ResourceWarning at garbage collection (fatal under -W error)
 
 
 def crawl(args: list[str], data_dir: Path, *, env: dict | None = None, timeout: float = 600,

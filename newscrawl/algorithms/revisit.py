@@ -628,12 +628,13 @@ def sqrt_allocation(
     hi = 1.0 / min_interval
     roots: list[float] = []
     los: list[float] = []
+    floor_of = floors or {}
+    base_lo = 1.0 / max_interval
     for k in keys:
         r = rates[k]
-        roots.append(math.sqrt(r) if isinstance(r, (int, float)) and math.isfinite(r) and r > 0 else 0.0)
-        f = (floors or {}).get(k, 0.0)
-        f = f if isinstance(f, (int, float)) and math.isfinite(f) and f > 0 else 0.0
-        los.append(min(max(1.0 / max_interval, f), hi))
+        roots.append(math.sqrt(r) if 0 < r < math.inf else 0.0)  # NaN fails both comparisons
+        f = floor_of.get(k, 0.0)
+        los.append(min(f, hi) if base_lo < f < math.inf else base_lo)
     budget = budget if math.isfinite(budget) and budget > 0 else 0.0
     total_lo = sum(los)
     if total_lo >= budget:
@@ -650,20 +651,29 @@ def sqrt_allocation(
                 events.append((lo / s, 1, i))
                 events.append((hi / s, -1, i))
         events.sort()
-        fixed = total_lo  # Σ of pages at a bound (lo before their start, hi after their stop)
-        slope = 0.0  # Σ sᵢ of the pages between their two breakpoints
-        c_prev = 0.0
+        # status: 0 = at its floor (before its start), 1 = on the √ line, 2 = at the ceiling.
+        # ``slope`` is re-summed exactly after every removal: subtracting a large root leaves a
+        # rounding residue that, multiplied by a huge ``c`` (tiny rates), would swamp the sum.
+        status = [0] * len(roots)
+        active: set[int] = set()
+        fixed = total_lo
+        slope = 0.0
         for c_ev, kind, i in events:
             if fixed + slope * c_ev >= budget:
                 break
             if kind == 1:
+                status[i] = 1
+                active.add(i)
                 fixed -= los[i]
                 slope += roots[i]
             else:
-                slope -= roots[i]
+                status[i] = 2
+                active.discard(i)
                 fixed += hi
-            c_prev = c_ev
-        c = (budget - fixed) / slope if slope > 1e-300 else c_prev
+                slope = math.fsum(roots[j] for j in active)
+        slope = math.fsum(roots[j] for j in active)
+        fixed = math.fsum(lo if st == 0 else hi for lo, st in zip(los, status) if st != 1)
+        c = (budget - fixed) / slope if slope > 0 else 0.0
         freqs = [min(max(c * s, lo), hi) for s, lo in zip(roots, los)]
     out: dict[Hashable, float] = {}
     for k, f in zip(keys, freqs):
@@ -730,37 +740,46 @@ class DailyProfile:
     def at(self, t: float) -> float:
         return self.shape(t)[self._bin(t)]
 
-    def overlaps(self, t0: float, t1: float) -> list[float]:
-        """Seconds of ``(t0, t1]`` falling in each bin (whole days added evenly)."""
-        out = [0.0] * self.bins
+    def spans(self, t0: float, t1: float) -> list[tuple[int, float]]:
+        """``(bin, seconds)`` of ``(t0, t1]`` for the bins it touches (whole days: every bin)."""
         if not (t1 > t0) or not math.isfinite(t1 - t0):
-            return out
+            return []
         w = self.width
         days = math.floor((t1 - t0) / DAY)
         if days:
-            out = [days * w] * self.bins
+            out = {i: days * w for i in range(self.bins)}
             t0 += days * DAY
+        else:
+            out = {}
         k = math.floor(t0 / w)
         for _ in range(self.bins + 2):  # at most a day's worth of bins remains
             if k * w >= t1:
                 break
             seconds = min(t1, (k + 1) * w) - max(t0, k * w)
             if seconds > 0:
-                out[k % self.bins] += seconds
+                b = k % self.bins
+                out[b] = out.get(b, 0.0) + seconds
             k += 1
+        return list(out.items())
+
+    def overlaps(self, t0: float, t1: float) -> list[float]:
+        """Seconds of ``(t0, t1]`` falling in each bin."""
+        out = [0.0] * self.bins
+        for b, seconds in self.spans(t0, t1):
+            out[b] += seconds
         return out
 
-    def integral(self, t0: float, t1: float) -> float:
+    def integral(self, t0: float, t1: float, spans: list[tuple[int, float]] | None = None) -> float:
         """``∫ profile`` over ``(t0, t1]``: profile-adjusted seconds."""
         shape = self.shape(t1)
-        return sum(s * o for s, o in zip(shape, self.overlaps(t0, t1)) if o)
+        return sum(shape[b] * x for b, x in (self.spans(t0, t1) if spans is None else spans))
 
     def add(self, t0: float, t1: float, links: float, base_rate: float,
-            overlaps: list[float] | None = None) -> None:
+            spans: list[tuple[int, float]] | None = None) -> None:
         """Record ``links`` new links seen over ``(t0, t1]`` of a channel with ``base_rate``."""
-        ov = self.overlaps(t0, t1) if overlaps is None else overlaps
+        sp = self.spans(t0, t1) if spans is None else spans
         shape = self.shape(t1)
-        weights = [s * o for s, o in zip(shape, ov)]
+        weights = [shape[b] * x for b, x in sp]
         total = sum(weights)
         if total <= 0 or not math.isfinite(t1):
             return
@@ -772,10 +791,11 @@ class DailyProfile:
             self.expected = [e * f for e in self.expected]
             self.ref = t1
         g = 2.0 ** ((t1 - self.ref) / self.half_life)
-        for i, o in enumerate(ov):
-            if o > 0:
-                self.links[i] += g * links * weights[i] / total
-                self.expected[i] += g * base_rate * o
+        share = g * links / total
+        expect = g * base_rate
+        for (b, x), wgt in zip(sp, weights):
+            self.links[b] += share * wgt
+            self.expected[b] += expect * x
 
 
 @dataclass(slots=True)
@@ -816,6 +836,12 @@ class ChannelScheduler:
     ``max_fill × listed``, at the higher of the long-run and the recent (short half-life) rate
     and of this hour's and the next hour's profile. Intervals are clamped to
     ``[min_interval, max_interval]``.
+
+    Use: call :meth:`observe` after every channel visit (a 304 is ``new_links=0``); every few
+    minutes call :meth:`intervals` and fetch channels in order of ``last visit + interval``,
+    earliest first, one per budget slot — what ``benchmarks/revisit_sim.py`` does. The state is
+    plain numbers (:class:`RateState`, :class:`DailyProfile`) and can be stored with the page.
+    Defaults (half-lives, priors, ``max_fill``) were chosen on that simulation; see its report.
     """
 
     budget_per_hour: float
@@ -879,9 +905,8 @@ class ChannelScheduler:
             links *= self.saturation_boost
         prof = self.profile(key)
         base = self._base(st, prev)
-        ov = prof.overlaps(prev, t)
-        shape = prof.shape(t)
-        exposure = sum(s * o for s, o in zip(shape, ov) if o)
+        spans = prof.spans(prev, t)
+        exposure = prof.integral(prev, t, spans)
         self._decay(st, t)
         st.links += links
         st.exposure += exposure
@@ -891,7 +916,7 @@ class ChannelScheduler:
         # some data (a day of visits or profile_min_links links) it would bias the hours seen
         # first, so the channel does not teach the profile yet.
         if t - st.first_visit >= self.profile_warmup or st.links >= self.profile_min_links:
-            prof.add(prev, t, links, base, overlaps=ov)
+            prof.add(prev, t, links, base, spans=spans)
 
     def _decay(self, st: RateState, t: float) -> None:
         if st.updated is not None and t > st.updated:

@@ -1,0 +1,256 @@
+"""Downloader middleware: check a known page with HEAD (or a conditional GET) before fetching it.
+
+Seed 002 §3.1: "在请求爬行整个网页之前，先进行HEAD请求，以获得网页的元信息" — before fetching a
+known page, ask for its metadata and compare it with what was stored. For a request whose meta
+``newscrawl_revisit`` says the page is known (set by :mod:`middlewares.revisit` from the crawl
+state loaded at spider open; no database call here), depending on the host's learned policy
+(:class:`newscrawl.algorithms.changedetect.HostPolicy`, kept in the run's in-memory
+:class:`newscrawl.crawlstate.RunState`):
+
+* ``head`` — a ``HEAD`` side request is sent first, the way Scrapy's ``RobotsTxtMiddleware``
+  sends robots.txt requests (``engine.download_async``, a meta flag ``newscrawl_probe`` so the
+  side request passes this middleware untouched, high priority). Validators unchanged
+  (:func:`~newscrawl.algorithms.changedetect.compare_validators`) → the GET is not sent
+  (:class:`~scrapy.exceptions.IgnoreRequest`), the visit is recorded as unchanged. Changed or
+  not comparable → the GET goes on, marked ``how = head``. A HEAD answer that shows the host's
+  HEAD cannot be trusted (refused 403/405/501, no validators, ``Content-Length`` 0 or absent:
+  :func:`~newscrawl.algorithms.changedetect.head_problem`) switches the host to ``conditional``
+  at once and the page is fetched that way. Until a host's first HEAD answer is in, its other
+  known pages wait for it (one probe per unknown host, not a burst of refused HEADs). A HEAD
+  answered 404/410 means the page is gone: recorded as a failed visit, no GET.
+* ``conditional`` — the GET carries ``If-None-Match`` / ``If-Modified-Since`` with the stored
+  validators; ``304 Not Modified`` is recorded as unchanged and goes no further.
+* ``fingerprint`` — a plain GET; the spider middleware compares the content fingerprint.
+
+A known page stored without any validator is fetched with a plain GET at once (a HEAD could not
+be compared with anything). Hosts move from ``head`` to ``conditional`` to ``fingerprint`` on
+evidence the spider middleware collects (a HEAD or conditional GET that claimed a change the
+text does not show; HEAD and GET validators that disagree), see
+:func:`~newscrawl.algorithms.changedetect.learn_host`. Failed answers (status >= 400 after
+retries, download errors) of every tracked request are recorded as failed visits here.
+
+Order: give it a priority below ``RetryMiddleware`` (550), e.g. 540, so ``process_response``
+sees final answers only, and above ``DefaultHeadersMiddleware`` (400) / ``UserAgentMiddleware``
+(500); ``middlewares.budget.BudgetMiddleware`` goes right after it (545) so that a GET saved by
+a HEAD costs only the HEAD.
+
+Settings: ``NEWSCRAWL_HEADPROBE_ENABLED`` (off raises :class:`~scrapy.exceptions.NotConfigured`),
+``NEWSCRAWL_REVISIT_ENABLED``. Stats (``newscrawl/headprobe/<event>``): ``head`` (HEAD requests
+sent), ``skipped`` (GETs not sent: HEAD said unchanged), ``get_after_head`` (HEAD said changed or
+could not tell), ``conditional`` (conditional GETs sent), ``not_modified`` (304 answers),
+``fingerprint`` (plain GETs of known pages), ``gone`` (HEAD answered 404/410),
+``head_<refused|no_validators|zero_length|no_length>``, ``host/<mode>`` (hosts switched), and
+``newscrawl/revisit/failed`` (failed visits recorded).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
+
+from newscrawl import defaults
+from newscrawl.algorithms.changedetect import (
+    CONDITIONAL,
+    HEAD,
+    UNCHANGED,
+    Validators,
+    compare_validators,
+    conditional_headers,
+    head_problem,
+)
+from newscrawl.algorithms.revisit import HOW_CONDITIONAL, HOW_FINGERPRINT, HOW_HEAD
+from newscrawl.algorithms.urls import registered_domain
+from newscrawl.crawlstate import META_HEAD, META_HOW, META_KEY, RunState
+from middlewares.revisit import request_context
+
+logger = logging.getLogger(__name__)
+
+_PREFIX = "newscrawl/headprobe"
+#: Meta flag of the HEAD side requests (they pass this middleware untouched).
+PROBE_FLAG = "newscrawl_probe"
+#: HEAD answers meaning the page itself is gone (no GET needed).
+GONE_STATUSES = frozenset({404, 410})
+
+
+class HeadProbeMiddleware:
+    """HEAD / conditional GET / fingerprint GET for known pages (see the module docstring)."""
+
+    #: Priority of the HEAD side requests (robots.txt requests use 1000).
+    PROBE_PRIORITY = 1000
+
+    def __init__(self, crawler: Any, stats: Any) -> None:
+        self.crawler = crawler
+        self.stats = stats
+        self._waiters: dict[str, list[Deferred]] = {}  # host -> waiting on its first HEAD
+        self._logged: set[tuple[str, str]] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> HeadProbeMiddleware:
+        s = crawler.settings
+        if not s.getbool("NEWSCRAWL_REVISIT_ENABLED", defaults.NEWSCRAWL_REVISIT_ENABLED):
+            raise NotConfigured("NEWSCRAWL_REVISIT_ENABLED is off")
+        if not s.getbool("NEWSCRAWL_HEADPROBE_ENABLED", defaults.NEWSCRAWL_HEADPROBE_ENABLED):
+            raise NotConfigured("NEWSCRAWL_HEADPROBE_ENABLED is off")
+        return cls(crawler, crawler.stats)
+
+    def _inc(self, key: str) -> None:
+        self.stats.inc_value(f"{_PREFIX}/{key}")
+
+    @property
+    def state(self) -> RunState | None:
+        return getattr(self.crawler, "newscrawl_revisit", None)
+
+    # -- requests ------------------------------------------------------------------------------
+
+    async def process_request(self, request: Request, spider: Any = None) -> None:
+        rv = request.meta.get(META_KEY)
+        state = self.state
+        if (state is None or not rv or not rv.get("known") or request.meta.get(PROBE_FLAG)
+                or request.method != "GET" or request.meta.get(META_HOW)):
+            return None
+        stored = Validators.from_dict(rv.get("validators"))
+        if not stored.any:
+            return self._fingerprint(request)
+        host = urlparse_cached(request).hostname or ""
+        while host in self._waiters:  # the host's first HEAD is out: its answer decides
+            waiter: Deferred = Deferred()
+            self._waiters[host].append(waiter)
+            await maybe_deferred_to_future(waiter)
+        policy = state.host_policy(host)
+        if policy.mode == HEAD:
+            if await self._head(request, host, stored, state, first=not policy.learned):
+                return None  # the GET goes on, marked ``how = head``
+            policy = state.host_policy(host)
+        if policy.mode == CONDITIONAL and stored.conditional:
+            for name, value in conditional_headers(stored).items():
+                request.headers[name] = value
+            request.meta[META_HOW] = HOW_CONDITIONAL
+            self._inc("conditional")
+            return None
+        return self._fingerprint(request)
+
+    def _fingerprint(self, request: Request) -> None:
+        request.meta[META_HOW] = HOW_FINGERPRINT
+        self._inc("fingerprint")
+        return None
+
+    async def _head(self, request: Request, host: str, stored: Validators, state: RunState,
+                    *, first: bool) -> bool:
+        """Send the HEAD; raise IgnoreRequest when no GET is needed.
+
+        Returns True when the GET must go on (marked ``how = head``), False when the HEAD
+        answer showed the host's HEAD cannot be trusted: the caller chooses another way.
+        """
+        if first:
+            self._waiters[host] = []
+        meta: dict[str, Any] = {PROBE_FLAG: True, "dont_redirect": True,
+                                "handle_httpstatus_all": True}
+        if request.meta.get("download_slot"):
+            meta["download_slot"] = request.meta["download_slot"]
+        probe = Request(
+            request.url,
+            method="HEAD",
+            headers={k: v for k, v in request.headers.items()
+                     if k.lower() not in (b"cookie", b"if-none-match", b"if-modified-since")},
+            priority=self.PROBE_PRIORITY,
+            meta=meta,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+        )
+        try:
+            self._inc("head")
+            try:
+                response = await self.crawler.engine.download_async(probe)
+            except IgnoreRequest:
+                raise  # the budget or robots.txt refused the probe: the page waits too
+            except Exception as exc:  # noqa: BLE001 - a failed probe costs nothing but the GET
+                logger.debug("HEAD %s failed (%s); fetching it", request.url, exc)
+                self._inc("head_failed")
+                request.meta[META_HOW] = HOW_HEAD
+                return True
+            fresh = Validators.from_headers(response.headers.get)
+            problem = head_problem(response.status, fresh)
+            if problem is not None:
+                self._learn(state, host, "head_" + problem)
+                self._inc("head_" + problem)
+                return False
+            if response.status in GONE_STATUSES:
+                self._inc("gone")
+                self._observe_failure(request, state, response.status)
+                raise IgnoreRequest(f"HEAD {request.url}: {response.status}, page gone")
+            if 200 <= response.status < 300:
+                self._learn(state, host, "head_ok")
+                if compare_validators(stored, fresh) == UNCHANGED:
+                    self._inc("skipped")
+                    self.stats.inc_value("newscrawl/revisit/unchanged/head")
+                    self._observe(request, state, status=response.status, how=HOW_HEAD,
+                                  changed=False)
+                    raise IgnoreRequest(f"HEAD {request.url}: unchanged")
+                request.meta[META_HEAD] = fresh.to_dict()
+            self._inc("get_after_head")
+            request.meta[META_HOW] = HOW_HEAD
+            return True
+        finally:
+            if first:
+                for waiter in self._waiters.pop(host, ()):
+                    waiter.callback(None)
+
+    def _learn(self, state: RunState, host: str, event: str) -> None:
+        before, after = state.learn(host, event)
+        if after.mode != before.mode:
+            self._inc(f"host/{after.mode}")
+            if (host, after.mode) not in self._logged:
+                self._logged.add((host, after.mode))
+                logger.info("Host %s: change detection switched from %s to %s (%s)", host,
+                            before.mode, after.mode, after.reason)
+
+    # -- answers -------------------------------------------------------------------------------
+
+    def process_response(self, request: Request, response: Any, spider: Any = None) -> Any:
+        rv = request.meta.get(META_KEY)
+        state = self.state
+        if state is None or not rv or request.meta.get(PROBE_FLAG):
+            return response
+        if response.status == 304 and request.meta.get(META_HOW) == HOW_CONDITIONAL:
+            host = urlparse_cached(request).hostname or ""
+            self._inc("not_modified")
+            self.stats.inc_value("newscrawl/revisit/unchanged/conditional")
+            self._learn(state, host, "not_modified")
+            self._observe(request, state, status=304, how=HOW_CONDITIONAL, changed=False)
+            raise IgnoreRequest(f"{request.url}: 304 Not Modified")
+        if response.status >= 400:
+            self._observe_failure(request, state, response.status)
+        return response
+
+    def process_exception(self, request: Request, exception: BaseException, spider: Any = None) -> None:
+        rv = request.meta.get(META_KEY)
+        state = self.state
+        if state is None or not rv or request.meta.get(PROBE_FLAG) or isinstance(exception, IgnoreRequest):
+            return None
+        self._observe_failure(request, state, 0)
+        return None
+
+    # -- recording -----------------------------------------------------------------------------
+
+    def _observe(self, request: Request, state: RunState, *, status: int, how: str,
+                 changed: bool | None) -> None:
+        rv = request.meta[META_KEY]
+        host = urlparse_cached(request).hostname or ""
+        role = request.meta.get("newscrawl_role") or rv.get("role") or "content"
+        state.observe(rv["fp"], rv.get("url") or request.url, role=role, status=status, how=how,
+                      changed=changed, host=host, site=registered_domain(host),
+                      request=request_context(request.meta))
+
+    def _observe_failure(self, request: Request, state: RunState, status: int) -> None:
+        self.stats.inc_value("newscrawl/revisit/failed")
+        known = bool(request.meta[META_KEY].get("known"))
+        self._observe(request, state, status=status,
+                      how=request.meta.get(META_HOW) or (HOW_FINGERPRINT if known else "first"),
+                      changed=None)

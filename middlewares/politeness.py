@@ -1,0 +1,183 @@
+"""Downloader middleware: Mercator's politeness across workers on the shared Redis frontier.
+
+Mercator (seed 001, §4.1) never sends a server two requests in parallel and waits a multiple k
+(typically 10) of the previous response time before the next one. With
+:class:`newscrawl.distributed.scheduler.DistributedScheduler` a request leaves the frontier
+holding its host's lease (``request.meta["newscrawl_lease"]``), so over all workers at most one
+request per host is in flight. This middleware ends the lease when the exchange is over and sets
+the host's next-allowed time in Redis: ``now + next_delay(response time)``
+(:func:`newscrawl.algorithms.politeness.next_delay`: k = ``NEWSCRAWL_POLITENESS_FACTOR``, within
+``NEWSCRAWL_POLITENESS_MIN_DELAY``/``…_MAX_DELAY``), and at least the host's robots.txt
+``Crawl-delay``, which it reads (with Protego, Scrapy's robots.txt parser) from the robots.txt
+responses passing through and stores in the host's Redis state for every worker.
+
+Side requests that do not come from the frontier (robots.txt, HEAD probes) are sent while the
+page request that triggered them waits in an earlier middleware, inside that request's lease.
+
+It sits at 950, after the HTTP cache (900) and before the download handler, so its
+``process_request`` runs last (the response time is the exchange alone) and its
+``process_response`` / ``process_exception`` run first (before redirects or retries turn the
+request into a new one). Enabled by the distributed add-on only.
+
+Response time = seconds from this middleware's ``process_request`` to its ``process_response``
+(or ``process_exception``), which includes the time the worker's event loop took to notice the
+response. ``NEWSCRAWL_POLITENESS_LOG`` names a file receiving one JSON line per exchange
+(``host``, ``url``, ``start``, ``end`` in epoch seconds, ``worker``, ``lease``) for overlap proofs.
+
+Stats: ``newscrawl/politeness/released``, ``…/lease_lost`` (the lease had expired or was taken
+back from a dead worker), ``…/errors`` (exchanges ending in an exception), ``…/crawl_delay``
+(robots.txt files with a Crawl-delay), ``…/pause_ms_max``, ``…/response_ms_max``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+
+from protego import Protego
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy_redis.connection import get_redis_from_settings
+
+from newscrawl import defaults
+from newscrawl.algorithms.fingerprint import canonical_host
+from newscrawl.algorithms.politeness import next_delay
+from newscrawl.distributed.addon import is_distributed
+from newscrawl.distributed.dupefilter import namespace_from_settings
+from newscrawl.distributed.frontier import RedisFrontier
+from newscrawl.distributed.queue import LEASE_META
+
+logger = logging.getLogger(__name__)
+
+_PREFIX = "newscrawl/politeness"
+_SENT_META = "newscrawl_sent_at"
+
+
+class PolitenessMiddleware:
+    """Release host leases with Mercator's pause; learn robots.txt Crawl-delay.
+
+    Args:
+        frontier: the shared frontier (only ``release`` and ``set_crawl_delay`` are used).
+        stats: Scrapy stats collector.
+        factor, min_delay, max_delay: the pause rule (see :func:`next_delay`).
+        obey_crawl_delay: store and apply robots.txt Crawl-delay.
+        user_agent: robots.txt user agent whose Crawl-delay counts.
+        aliases, fold_www: canonical host mapping (must match the scheduler's).
+        log_path: file for one JSON line per exchange, or ``""``.
+    """
+
+    def __init__(self, frontier: RedisFrontier, stats, *,
+                 factor: float = defaults.NEWSCRAWL_POLITENESS_FACTOR,
+                 min_delay: float = defaults.NEWSCRAWL_POLITENESS_MIN_DELAY,
+                 max_delay: float = defaults.NEWSCRAWL_POLITENESS_MAX_DELAY,
+                 obey_crawl_delay: bool = defaults.NEWSCRAWL_POLITENESS_CRAWL_DELAY,
+                 user_agent: str = "*", aliases: dict | None = None, fold_www: bool = True,
+                 log_path: str = ""):
+        next_delay(0.0, factor=factor, min_delay=min_delay, max_delay=max_delay)  # validates
+        self.frontier = frontier
+        self.stats = stats
+        self.factor = factor
+        self.min_delay = min_delay
+        self.max_delay = max_delay
+        self.obey_crawl_delay = obey_crawl_delay
+        self.user_agent = user_agent
+        self.aliases = aliases or {}
+        self.fold_www = fold_www
+        self.crawl_delays: dict[str, float] = {}
+        self.worker = f"{socket.gethostname()}-{os.getpid()}"
+        self._log = open(log_path, "a", encoding="utf-8", buffering=1) if log_path else None
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        s = crawler.settings
+        if not is_distributed(s):
+            raise NotConfigured("not a distributed crawl (no REDIS_URL / NEWSCRAWL_DISTRIBUTED)")
+        frontier = RedisFrontier(get_redis_from_settings(s),
+                                 namespace_from_settings(s, crawler.spidercls.name))
+        middleware = cls(
+            frontier, crawler.stats,
+            factor=s.getfloat("NEWSCRAWL_POLITENESS_FACTOR", defaults.NEWSCRAWL_POLITENESS_FACTOR),
+            min_delay=s.getfloat("NEWSCRAWL_POLITENESS_MIN_DELAY",
+                                 defaults.NEWSCRAWL_POLITENESS_MIN_DELAY),
+            max_delay=s.getfloat("NEWSCRAWL_POLITENESS_MAX_DELAY",
+                                 defaults.NEWSCRAWL_POLITENESS_MAX_DELAY),
+            obey_crawl_delay=s.getbool("NEWSCRAWL_POLITENESS_CRAWL_DELAY",
+                                       defaults.NEWSCRAWL_POLITENESS_CRAWL_DELAY),
+            user_agent=s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*",
+            aliases=s.getdict("NEWSCRAWL_HOST_ALIASES", defaults.NEWSCRAWL_HOST_ALIASES),
+            fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW", defaults.NEWSCRAWL_ALIAS_FOLD_WWW),
+            log_path=s.get("NEWSCRAWL_POLITENESS_LOG", defaults.NEWSCRAWL_POLITENESS_LOG) or "",
+        )
+        from scrapy import signals
+
+        crawler.signals.connect(middleware.close, signal=signals.spider_closed)
+        return middleware
+
+    def close(self, spider=None) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def _host(self, request) -> str:
+        return canonical_host(urlparse_cached(request).hostname or "", aliases=self.aliases,
+                              fold_www=self.fold_www)
+
+    def process_request(self, request, spider=None):
+        request.meta[_SENT_META] = (time.monotonic(), time.time())
+        return None
+
+    def process_response(self, request, response, spider=None):
+        self._finish(request, error=False)
+        if (self.obey_crawl_delay and request.meta.get("dont_obey_robotstxt")
+                and urlparse_cached(request).path == "/robots.txt" and response.status == 200):
+            self._learn_crawl_delay(request, response)
+        return response
+
+    def process_exception(self, request, exception, spider=None):
+        self._finish(request, error=True)
+        return None
+
+    def _finish(self, request, *, error: bool) -> None:
+        sent = request.meta.pop(_SENT_META, None)
+        lease = request.meta.pop(LEASE_META, None)
+        end_wall = time.time()
+        response_time = time.monotonic() - sent[0] if sent else 0.0
+        if self._log is not None and sent:
+            self._log.write(json.dumps({
+                "host": self._host(request), "url": request.url, "start": sent[1], "end": end_wall,
+                "worker": self.worker, "lease": bool(lease), "error": error}) + "\n")
+        if error:
+            self.stats.inc_value(f"{_PREFIX}/errors")
+        if not lease:
+            return
+        host, token = lease
+        pause = next_delay(response_time, factor=self.factor, min_delay=self.min_delay,
+                           max_delay=self.max_delay,
+                           crawl_delay=self.crawl_delays.get(host) if self.obey_crawl_delay else None)
+        released, _now, pause_ms = self.frontier.release(host, token, pause=pause,
+                                                         response_time=response_time, error=error)
+        if released:
+            self.stats.inc_value(f"{_PREFIX}/released")
+            self.stats.max_value(f"{_PREFIX}/pause_ms_max", pause_ms)
+            self.stats.max_value(f"{_PREFIX}/response_ms_max", int(response_time * 1000))
+        else:
+            self.stats.inc_value(f"{_PREFIX}/lease_lost")
+            logger.warning("Lease on %s had ended before %s finished (expired or recovered)",
+                           host, request.url)
+
+    def _learn_crawl_delay(self, request, response) -> None:
+        try:
+            delay = Protego.parse(response.body.decode("utf-8", "replace")).crawl_delay(
+                self.user_agent)
+        except Exception:  # noqa: BLE001 - a broken robots.txt has no Crawl-delay for us
+            return
+        if delay is None or delay <= 0:
+            return
+        host = self._host(request)
+        self.crawl_delays[host] = float(delay)
+        self.frontier.set_crawl_delay(host, float(delay))
+        self.stats.inc_value(f"{_PREFIX}/crawl_delay")
+        logger.info("robots.txt of %s asks for Crawl-delay %.1f s", host, delay)

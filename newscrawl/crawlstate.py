@@ -1,0 +1,304 @@
+"""The crawl state of one run, in memory: known pages, learned hosts, what this run observed.
+
+:class:`RunState` is shared by the incremental components of one crawl (no database access,
+no Scrapy import): :class:`pipelines.crawlstate.CrawlStatePipeline` fills it at spider open
+from the store (in a thread) and writes back what changed (in a thread);
+:class:`middlewares.revisit.RevisitSpiderMiddleware`, :class:`middlewares.headprobe.
+HeadProbeMiddleware` and :class:`middlewares.budget.BudgetMiddleware` read and update it on the
+reactor thread, never blocking. The per-page state a downloader middleware needs travels in
+request meta (``newscrawl_revisit``, see :meth:`RunState.revisit_meta`).
+
+Records are the dicts of :mod:`newscrawl.algorithms.revisitplan` (times as epoch seconds);
+:func:`to_doc` / :func:`from_doc` convert them to and from the store's documents (``_id`` =
+``fp``, times as UTC datetimes, so analysts can query ``db.pages.find({due: {$lte: new
+Date()}})``).
+
+The run clock: ``now`` is the wall clock, or, with ``-a now=2022-01-29T05:11:00Z`` (setting
+``NEWSCRAWL_REVISIT_NOW``), that instant plus the seconds elapsed since the run started, so a
+test or a replay of captures taken at known times runs "at" those times.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from newscrawl.algorithms.changedetect import HostPolicy, learn_host
+from newscrawl.algorithms.revisitplan import (
+    CHANNEL_ROLES,
+    RevisitConfig,
+    channel_yield,
+    due_order,
+    is_due,
+    new_record,
+    record_visit,
+)
+
+UTC = dt.timezone.utc
+#: Record fields holding times (epoch seconds in memory, datetimes in the store).
+_TIME_FIELDS = ("first_seen", "last_visit", "due", "published", "last_changed")
+#: Request meta key carrying a page's state to the downloader middleware.
+META_KEY = "newscrawl_revisit"
+#: Request meta key: how the GET of a known page came about (head / conditional / fingerprint).
+META_HOW = "newscrawl_revisit_how"
+#: Request meta key: the HEAD validators seen just before a GET (consistency check).
+META_HEAD = "newscrawl_revisit_head"
+
+
+def parse_now(value: str | float | dt.datetime | None) -> float | None:
+    """Epoch seconds of a ``-a now=`` value: ISO 8601 (``Z`` or offset; naive = UTC) or epoch
+    seconds. None/empty gives None.
+
+    Raises:
+        ValueError: an unparsable value.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"now must be ISO 8601 (2022-01-29T05:11:00Z) or epoch seconds, got {value!r}") from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+def new_run_id(now: float) -> str:
+    """A run id that sorts by start time: ``YYYYmmddTHHMMSSZ-<pid>-<random>``."""
+    stamp = dt.datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+def _to_dt(value: Any) -> Any:
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return dt.datetime.fromtimestamp(value, UTC)
+    return value
+
+
+def _to_ts(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+    return value
+
+
+def to_doc(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record as a store document: ``_id = fp``, times as UTC datetimes."""
+    doc = {k: v for k, v in record.items() if k != "_id"}
+    for name in _TIME_FIELDS:
+        if name in doc:
+            doc[name] = _to_dt(doc[name])
+    doc["history"] = [{**h, "t": _to_dt(h.get("t"))} for h in record.get("history") or ()]
+    doc["_id"] = record["fp"]
+    return doc
+
+
+def from_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`to_doc` (``_id`` dropped, ``fp`` kept)."""
+    rec = {k: v for k, v in doc.items() if k != "_id"}
+    rec.setdefault("fp", doc.get("_id"))
+    for name in _TIME_FIELDS:
+        if name in rec:
+            rec[name] = _to_ts(rec[name])
+    rec["history"] = [{**h, "t": _to_ts(h.get("t"))} for h in doc.get("history") or ()]
+    return rec
+
+
+class RunState:
+    """Known pages and hosts, and this run's changes to them (see the module docstring).
+
+    Args:
+        cfg: the revisit schedule's bounds.
+        now: the run clock's start (epoch seconds) or None for the wall clock.
+        budget: requests this run may send (None: unlimited).
+        strikes: evidence needed before a host's validators are distrusted.
+        run_id: id of this run (staging of the shadow update mode).
+    """
+
+    def __init__(self, cfg: RevisitConfig, *, now: float | None = None, budget: int | None = None,
+                 strikes: int = 2, run_id: str | None = None, mode: str = "inplace") -> None:
+        self.cfg = cfg
+        self._fixed_now = now
+        self._t0 = time.monotonic()
+        self.started = self.now()
+        self.budget = budget
+        self.spent = 0
+        self.strikes = strikes
+        self.mode = mode
+        self.run_id = run_id or new_run_id(self.started)
+        self.records: dict[str, dict[str, Any]] = {}
+        self.stored: set[str] = set()  # fps whose record exists in the store
+        self.dirty: set[str] = set()
+        self.hosts: dict[str, HostPolicy] = {}
+        self.hosts_dirty: set[str] = set()
+        self.scheduled: set[str] = set()  # fps requested in this run
+        self.observed: set[str] = set()  # fps visited in this run
+        self.new_this_run: set[str] = set()  # fps first known in this run
+        self.changed_articles: dict[str, str | None] = {}  # fp -> previous text fingerprint
+        self.aliases: dict[str, str] = {}  # item fp (final URL) -> record fp (requested URL)
+        self.loaded = False
+
+    # -- clock ----------------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """The run clock (epoch seconds; see the module docstring)."""
+        if self._fixed_now is None:
+            return time.time()
+        return self._fixed_now + (time.monotonic() - self._t0)
+
+    # -- loading --------------------------------------------------------------------------------
+
+    def load(self, docs: Iterable[Mapping[str, Any]], hosts: Iterable[Mapping[str, Any]] = ()) -> None:
+        """Take the records and host policies read from the store."""
+        for doc in docs:
+            rec = from_doc(doc)
+            fp = rec.get("fp")
+            if fp:
+                self.records[fp] = rec
+                self.stored.add(fp)
+        for doc in hosts:
+            host = doc.get("_id") or doc.get("host")
+            if host:
+                self.hosts[str(host)] = HostPolicy.from_dict(doc)
+        self.loaded = True
+
+    # -- pages ----------------------------------------------------------------------------------
+
+    def get(self, fp: str) -> dict[str, Any] | None:
+        return self.records.get(fp)
+
+    def is_known(self, fp: str) -> bool:
+        return fp in self.records
+
+    def is_due(self, fp: str) -> bool:
+        rec = self.records.get(fp)
+        return rec is None or is_due(rec, self.now())
+
+    def revisit_meta(self, fp: str, url: str) -> dict[str, Any]:
+        """The ``newscrawl_revisit`` request meta of a page: its fp, whether it is known, and the
+        stored validators and fingerprint the downloader/spider middlewares compare with."""
+        rec = self.records.get(fp)
+        if rec is None or not rec.get("last_visit"):
+            return {"fp": fp, "url": url, "known": False}
+        return {
+            "fp": fp,
+            "url": url,
+            "known": True,
+            "validators": rec.get("validators"),
+            "fingerprint": rec.get("fingerprint"),
+            "role": rec.get("role"),
+        }
+
+    def ensure(self, fp: str, url: str, *, role: str, host: str = "", site: str = "",
+               seed: bool = False, request: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The record of ``fp``, created as to-visit if unknown (marked dirty then)."""
+        rec = self.records.get(fp)
+        if rec is None:
+            rec = new_record(fp, url, now=self.now(), role=role, host=host, site=site, seed=seed,
+                             request=request)
+            self.records[fp] = rec
+            self.new_this_run.add(fp)
+            self.dirty.add(fp)
+        elif seed and not rec.get("seed"):
+            rec["seed"] = True
+            rec["role"] = "entry"
+            self.dirty.add(fp)
+        return rec
+
+    def observe(self, fp: str, url: str, *, role: str, status: int, how: str,
+                changed: bool | None = None, host: str = "", site: str = "", seed: bool = False,
+                request: Mapping[str, Any] | None = None, **visit: Any) -> dict[str, Any]:
+        """Record one visit of ``fp`` at the run clock (see :func:`record_visit` for ``visit``).
+
+        Returns the updated record. A second observation of the same page in one run (a page
+        reached twice through redirects) is recorded too; the history shows both.
+        """
+        rec = self.ensure(fp, url, role=role, host=host, site=site, seed=seed, request=request)
+        if request:
+            merged = {**(rec.get("request") or {}), **{k: v for k, v in request.items() if v is not None}}
+            rec["request"] = merged
+        if role and rec.get("role") != "entry":
+            rec["role"] = role
+        new = record_visit(rec, now=self.now(), cfg=self.cfg, status=status, how=how,
+                           changed=changed, **visit)
+        self.records[fp] = new
+        self.dirty.add(fp)
+        self.observed.add(fp)
+        return new
+
+    def set_fields(self, fp: str, **fields: Any) -> None:
+        """Set record fields (weight, published, pagerank...) and mark the record dirty."""
+        rec = self.records.get(fp)
+        if rec is None:
+            return
+        changed = {k: v for k, v in fields.items() if rec.get(k) != v}
+        if changed:
+            rec.update(changed)
+            self.dirty.add(fp)
+
+    def drain(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Take the dirty records as ``(new docs, existing docs)`` for the store; clears dirty."""
+        new, old = [], []
+        for fp in sorted(self.dirty):
+            rec = self.records.get(fp)
+            if rec is None:
+                continue
+            (old if fp in self.stored else new).append(to_doc(rec))
+        self.dirty.clear()
+        return new, old
+
+    def mark_stored(self, fps: Iterable[str]) -> None:
+        self.stored.update(fps)
+
+    # -- hosts ----------------------------------------------------------------------------------
+
+    def host_policy(self, host: str) -> HostPolicy:
+        return self.hosts.get(host) or HostPolicy()
+
+    def learn(self, host: str, event: str) -> tuple[HostPolicy, HostPolicy]:
+        """Apply one host event; returns ``(before, after)``."""
+        before = self.host_policy(host)
+        after = learn_host(before, event, strikes=self.strikes)
+        self.hosts[host] = after
+        self.hosts_dirty.add(host)
+        return before, after
+
+    def drain_hosts(self) -> list[dict[str, Any]]:
+        docs = [{"_id": h, **self.hosts[h].to_dict(), "updated": _to_dt(self.now())}
+                for h in sorted(self.hosts_dirty) if h in self.hosts]
+        self.hosts_dirty.clear()
+        return docs
+
+    # -- planning -------------------------------------------------------------------------------
+
+    def due_records(self, *, channels: bool) -> list[dict[str, Any]]:
+        """Due records of channel pages (``channels=True``) or article pages, in priority order
+        (due time, then PageRank, then weight), seeds and pages already requested left out."""
+        now = self.now()
+        pick = [r for r in self.records.values()
+                if (r.get("role") in CHANNEL_ROLES) == channels and not r.get("seed")
+                and r["fp"] not in self.scheduled]
+        return list(due_order(pick, now))
+
+    def expected_yield(self, record: Mapping[str, Any]) -> float:
+        return channel_yield(record, self.now(), self.cfg)
+
+    # -- budget ---------------------------------------------------------------------------------
+
+    def spend(self) -> bool:
+        """Count one request against the budget; False (and nothing counted) when exhausted."""
+        if self.budget is not None and self.spent >= self.budget:
+            return False
+        self.spent += 1
+        return True

@@ -1,0 +1,335 @@
+"""scrapy-redis scheduler over the host-aware frontier (``SCHEDULER``), for N workers on one Redis.
+
+Subclass of ``scrapy_redis.scheduler.Scheduler`` with scrapy-redis's sharp edges on current
+Scrapy handled:
+
+* the duplicate filter is this project's :class:`~newscrawl.distributed.dupefilter.BucketDupeFilter`
+  (``DUPEFILTER_CLASS`` set explicitly — scrapy-redis silently falls back to Scrapy's in-memory
+  filter otherwise) and fingerprints with ``REQUEST_FINGERPRINTER_CLASS``;
+* the fingerprint check and the queueing are one atomic Lua script, so a crash never leaves a URL
+  seen but not queued;
+* the queue is per host (:class:`~newscrawl.distributed.queue.HostQueue`): identical requests do
+  not collapse, FIFO within a priority, one request in flight per host over all workers;
+* the frontier persists by default (``SCHEDULER_PERSIST`` is set on by the add-on; with it off
+  the namespace is flushed only by the last live worker, never under a running one); likewise
+  ``SCHEDULER_FLUSH_ON_START`` is ignored, with a warning, while other workers are alive;
+* requests are serialized by a pinned serializer (JSON, or pickle protocol 4), undecodable
+  entries go to the dead-letter list;
+* a popped request stays in the worker's pending set until the engine has finished it (downloaded
+  and its callback's output scheduled); a worker killed with ``kill -9`` stops its heartbeat and
+  the other workers (or its successor) requeue its pending requests and free its host leases;
+* a worker closes when the shared frontier has been empty, with no request in flight anywhere,
+  for ``NEWSCRAWL_REDIS_IDLE_CLOSE`` seconds (``SCHEDULER_IDLE_BEFORE_CLOSE`` only works with
+  scrapy-redis's blocking list queues).
+
+The frontier loop (every ``NEWSCRAWL_REDIS_POLL_INTERVAL`` seconds) acknowledges finished
+requests, sends heartbeats, recovers dead workers' work and wakes the engine when a host's
+politeness pause ends. Two Scrapy internals are read (``engine._slot.inprogress`` and
+``engine._slot.nextcall``); without them requests are acknowledged only at close and the engine
+wakes on its own 5-second heartbeat.
+
+Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis`` (as scrapy-redis), and
+``newscrawl/redis/<event>``: ``serialize_error``, ``dead_letter``, ``acked``, ``requeued``
+(requests recovered from dead workers), ``freed_leases``, ``expired_leases``, ``errors``;
+``newscrawl/politeness/lease_conflict`` (a pop found the host already in flight: must stay 0).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from redis.exceptions import RedisError
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.asyncio import call_later, create_looping_call
+from scrapy.utils.misc import load_object
+from scrapy_redis.connection import get_redis_from_settings
+from scrapy_redis.scheduler import Scheduler
+
+from newscrawl import defaults
+from newscrawl.algorithms.politeness import next_delay
+from newscrawl.distributed.dupefilter import BucketDupeFilter, namespace_from_settings
+from newscrawl.distributed.frontier import RedisFrontier
+from newscrawl.distributed.queue import LEASE_META, HostQueue
+from newscrawl.distributed.serializer import SerializationError, get_serializer
+
+logger = logging.getLogger(__name__)
+
+
+class DistributedScheduler(Scheduler):
+    """The shared-frontier scheduler; built by Scrapy through :meth:`from_crawler`."""
+
+    def __init__(self, server, *, crawler, persist: bool = True, flush_on_start: bool = False,
+                 dupefilter_cls: str = "newscrawl.distributed.dupefilter.BucketDupeFilter",
+                 serializer=None, prefix_bytes: int = defaults.NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES,
+                 idle_close: float = defaults.NEWSCRAWL_REDIS_IDLE_CLOSE,
+                 worker_timeout: float = defaults.NEWSCRAWL_REDIS_WORKER_TIMEOUT,
+                 lease_ttl: float = defaults.NEWSCRAWL_REDIS_LEASE_TTL,
+                 poll_interval: float = defaults.NEWSCRAWL_REDIS_POLL_INTERVAL,
+                 aliases: dict | None = None, fold_www: bool = defaults.NEWSCRAWL_ALIAS_FOLD_WWW,
+                 min_delay: float = defaults.NEWSCRAWL_POLITENESS_MIN_DELAY):
+        super().__init__(server, persist=persist, flush_on_start=flush_on_start,
+                         queue_cls="newscrawl.distributed.queue.HostQueue",
+                         dupefilter_cls=dupefilter_cls, idle_before_close=0,
+                         serializer=serializer or get_serializer("json"))
+        if idle_close < 0 or worker_timeout <= 0 or lease_ttl <= 0 or poll_interval <= 0:
+            raise ValueError("idle_close must be >= 0; worker_timeout, lease_ttl and "
+                             "poll_interval must be > 0")
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.prefix_bytes = prefix_bytes
+        self.idle_close = idle_close
+        self.worker_timeout = worker_timeout
+        self.lease_ttl = lease_ttl
+        self.poll_interval = poll_interval
+        self.aliases = aliases or {}
+        self.fold_www = fold_www
+        self.min_delay = min_delay
+        self.frontier: RedisFrontier | None = None
+        self._popped: dict[bytes, object] = {}
+        self._loop = None
+        self._wake_call = None
+        self._wake_at = 0.0
+        self._next_heartbeat = 0.0
+        self._quiet_since: float | None = None
+        self._errors_logged = 0
+
+    @classmethod
+    def from_settings(cls, settings):  # pragma: no cover - needs the crawler
+        raise TypeError("DistributedScheduler is built with from_crawler()")
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        s = crawler.settings
+        server = get_redis_from_settings(s)
+        server.ping()  # fail at start, not at the first request
+        return cls(
+            server, crawler=crawler,
+            persist=s.getbool("SCHEDULER_PERSIST", True),
+            flush_on_start=s.getbool("SCHEDULER_FLUSH_ON_START"),
+            dupefilter_cls=s.get("DUPEFILTER_CLASS") or
+            "newscrawl.distributed.dupefilter.BucketDupeFilter",
+            serializer=get_serializer(s.get("NEWSCRAWL_REDIS_SERIALIZER",
+                                            defaults.NEWSCRAWL_REDIS_SERIALIZER)),
+            prefix_bytes=s.getint("NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES",
+                                  defaults.NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES),
+            idle_close=s.getfloat("NEWSCRAWL_REDIS_IDLE_CLOSE", defaults.NEWSCRAWL_REDIS_IDLE_CLOSE),
+            worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT",
+                                      defaults.NEWSCRAWL_REDIS_WORKER_TIMEOUT),
+            lease_ttl=s.getfloat("NEWSCRAWL_REDIS_LEASE_TTL", defaults.NEWSCRAWL_REDIS_LEASE_TTL),
+            poll_interval=s.getfloat("NEWSCRAWL_REDIS_POLL_INTERVAL",
+                                     defaults.NEWSCRAWL_REDIS_POLL_INTERVAL),
+            aliases=s.getdict("NEWSCRAWL_HOST_ALIASES", defaults.NEWSCRAWL_HOST_ALIASES),
+            fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW", defaults.NEWSCRAWL_ALIAS_FOLD_WWW),
+            min_delay=s.getfloat("NEWSCRAWL_POLITENESS_MIN_DELAY",
+                                 defaults.NEWSCRAWL_POLITENESS_MIN_DELAY),
+        )
+
+    # --- life cycle -----------------------------------------------------------------------------
+
+    def open(self, spider):
+        self.spider = spider
+        namespace = namespace_from_settings(self.crawler.settings, spider.name)
+        self.queue_key = namespace
+        self.frontier = RedisFrontier(self.server, namespace, prefix_bytes=self.prefix_bytes,
+                                      lease_ttl=self.lease_ttl, worker_timeout=self.worker_timeout)
+        self.queue = HostQueue(self.server, spider, namespace, self.serializer,
+                               frontier=self.frontier, aliases=self.aliases,
+                               fold_www=self.fold_www, stats=self.stats)
+        dupefilter_cls = load_object(self.dupefilter_cls)
+        if issubclass(dupefilter_cls, BucketDupeFilter):
+            self.df = dupefilter_cls._build(self.crawler, spider.name, frontier=self.frontier)
+        else:
+            raise ValueError(f"DUPEFILTER_CLASS {self.dupefilter_cls!r} is not a BucketDupeFilter: "
+                             "the distributed scheduler checks fingerprints in its queue script")
+        others = [w for w in self.frontier.live_workers() if w != self.frontier.worker_id]
+        if self.flush_on_start:
+            if others:
+                logger.warning("SCHEDULER_FLUSH_ON_START ignored: %d other worker(s) use %s",
+                               len(others), namespace)
+            else:
+                self.flush()
+        self._heartbeat()
+        queued = len(self.queue)
+        logger.info("Shared frontier %s on %s: worker %s, %d request(s) queued, %d fingerprint(s) "
+                    "seen, %d other worker(s)", namespace, _redis_name(self.server),
+                    self.frontier.worker_id, queued, self.frontier.seen_count(), len(others))
+        if queued:
+            spider.log(f"Resuming crawl ({queued} requests scheduled)")
+        self.crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
+        self._loop = create_looping_call(self._tick)
+        self._loop.start(self.poll_interval, now=False)
+
+    def close(self, reason):
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        if self._wake_call is not None:
+            self._wake_call.cancel()
+            self._wake_call = None
+        if self.frontier is None:
+            return
+        try:
+            self._ack_finished(at_close=True)
+            requeued = self.frontier.heartbeat(leaving=True)[0]
+            if requeued:
+                logger.info("Returned %d unfinished request(s) to the shared frontier", requeued)
+            if not self.persist:
+                others = self.frontier.live_workers()
+                if others:
+                    logger.warning("SCHEDULER_PERSIST is off but %d worker(s) still use %s: not "
+                                   "flushing", len(others), self.frontier.namespace)
+                else:
+                    self.flush()
+        except RedisError as exc:
+            logger.error("Could not hand back this worker's requests to Redis: %s (the other "
+                         "workers recover them after %.0f s)", exc, self.worker_timeout)
+
+    def flush(self):
+        self.queue.clear()
+        self.df.cache.clear()
+
+    # --- scheduler interface --------------------------------------------------------------------
+
+    def enqueue_request(self, request):
+        fingerprint = None
+        if not request.dont_filter:
+            fingerprint = self.df.request_fingerprint(request)
+            if self.df.cached(fingerprint):
+                self.df.log(request, self.spider)
+                return False
+        try:
+            added = self.queue.push(request, fingerprint=fingerprint)
+        except SerializationError as exc:
+            self.stats.inc_value("newscrawl/redis/serialize_error")
+            logger.error("Cannot queue %s: %s (set NEWSCRAWL_REDIS_SERIALIZER=pickle for meta "
+                         "values JSON cannot carry)", request, exc)
+            return False
+        if fingerprint is not None:
+            self.df.remember(fingerprint, new=added)
+            if not added:
+                self.df.log(request, self.spider)
+                return False
+        self.stats.inc_value("scheduler/enqueued/redis")
+        return True
+
+    def next_request(self):
+        entry = self.queue.pop_entry()
+        if entry is None:
+            wait = self.queue.last_wait
+            if wait is not None and wait.wait_ms >= 0:
+                self._wake_in(wait.wait_ms / 1000.0)
+            return None
+        request, popped = entry
+        self._popped[popped.member] = request
+        if popped.inflight > 1:
+            self.stats.inc_value("newscrawl/politeness/lease_conflict")
+            logger.error("Host %s has %d requests in flight (a lease was broken)", popped.host,
+                         popped.inflight)
+        self.stats.inc_value("scheduler/dequeued/redis")
+        return request
+
+    def has_pending_requests(self):
+        return len(self.queue) > 0
+
+    def __len__(self):
+        return len(self.queue)
+
+    # --- frontier loop --------------------------------------------------------------------------
+
+    def _engine_slot(self):
+        engine = getattr(self.crawler, "engine", None)
+        return getattr(engine, "_slot", None) or getattr(engine, "slot", None)
+
+    def _tick(self) -> None:
+        try:
+            self._ack_finished()
+            if time.monotonic() >= self._next_heartbeat:
+                self._heartbeat()
+        except RedisError as exc:
+            self.stats.inc_value("newscrawl/redis/errors")
+            if self._errors_logged < 5:
+                self._errors_logged += 1
+                logger.warning("Redis error in the frontier loop: %s", exc)
+        except Exception:  # a looping call stops at its first exception: log and keep going
+            logger.exception("Error in the frontier loop")
+        self._wake()
+
+    def _heartbeat(self) -> None:
+        requeued, freed, expired, dead = self.frontier.heartbeat()
+        self._next_heartbeat = time.monotonic() + self.worker_timeout / 3.0
+        for name, value in (("requeued", requeued), ("freed_leases", freed),
+                            ("expired_leases", expired)):
+            if value:
+                self.stats.inc_value(f"newscrawl/redis/{name}", value)
+        if dead or expired:
+            logger.warning("Recovered %d request(s) and %d lease(s) of %d dead worker(s); freed "
+                           "%d expired lease(s)", requeued, freed, dead, expired)
+
+    def _ack_finished(self, *, at_close: bool = False) -> None:
+        """Acknowledge popped requests the engine has finished with."""
+        if not self._popped:
+            return
+        slot = self._engine_slot()
+        inprogress = getattr(slot, "inprogress", None)
+        if inprogress is None and not at_close:
+            return
+        done = [member for member, request in self._popped.items()
+                if at_close or request not in inprogress]
+        if not done:
+            return
+        for member in done:
+            request = self._popped.pop(member)
+            lease = request.meta.pop(LEASE_META, None)
+            if lease:  # never released by the politeness middleware: release now
+                self.stats.inc_value("newscrawl/politeness/released_late")
+                self.frontier.release(lease[0], lease[1],
+                                      pause=next_delay(0.0, min_delay=self.min_delay),
+                                      response_time=0.0)
+        self.stats.inc_value("newscrawl/redis/acked", self.frontier.ack(done))
+
+    def _wake(self) -> None:
+        """Make the engine ask for requests now (a host may have become ready)."""
+        slot = self._engine_slot()
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None and getattr(slot, "closing", None) is None:
+            nextcall.schedule()
+
+    def _wake_in(self, seconds: float) -> None:
+        seconds = max(0.0, seconds) + 0.001
+        at = time.monotonic() + seconds
+        if self._wake_call is not None and self._wake_at <= at:
+            return
+        if self._wake_call is not None:
+            self._wake_call.cancel()
+        self._wake_at = at
+        self._wake_call = call_later(seconds, self._woken)
+
+    def _woken(self) -> None:
+        self._wake_call = None
+        self._wake()
+
+    def _on_spider_idle(self, spider=None):
+        """Keep an idle worker open while the shared crawl is alive, close it after
+        ``idle_close`` seconds of global quiet."""
+        try:
+            self._ack_finished()
+            queued, leased, pending = self.frontier.activity()
+        except RedisError as exc:
+            logger.warning("Redis error while idle: %s", exc)
+            raise DontCloseSpider from exc
+        if queued or leased or pending or self._popped:
+            self._quiet_since = None
+            raise DontCloseSpider
+        now = time.monotonic()
+        if self._quiet_since is None:
+            self._quiet_since = now
+        if now - self._quiet_since < self.idle_close:
+            raise DontCloseSpider
+        logger.info("Shared frontier %s empty and no worker busy for %.1f s: closing",
+                    self.frontier.namespace, now - self._quiet_since)
+
+
+def _redis_name(server) -> str:
+    kwargs = getattr(getattr(server, "connection_pool", None), "connection_kwargs", {})
+    return f"redis://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"

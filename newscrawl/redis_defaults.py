@@ -1,0 +1,70 @@
+"""The Redis keyspace of a distributed newscrawl crawl, at a glance (scrapy-redis's habit).
+
+Every key is ``<namespace>:<name>``; the namespace is ``NEWSCRAWL_REDIS_NAMESPACE`` with
+``%(spider)s`` replaced by the spider name (``news`` by default). Settings and their defaults are
+in :mod:`newscrawl.defaults`; this module only names keys and the values stored in them, so that
+``redis-cli`` users can read the crawl's state:
+
+=======================  ======  ==================================================================
+key                      type    content
+=======================  ======  ==================================================================
+``seen:<bucket>``        string  duplicate URL eliminator: packed fingerprint suffixes, fixed width
+                                 (``8 - NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES`` bytes each);
+                                 ``<bucket>`` is the fingerprint's first bytes in hex
+``seen:count``           string  number of fingerprints in the ``seen:*`` buckets
+``q:<host>``             zset    the host's queued requests; score = -priority, member =
+                                 ``<12 hex digits sequence>:<serialized request>`` (FIFO within a
+                                 priority, and identical requests never collapse)
+``ready``                zset    hosts with queued requests and no lease; score = the earliest
+                                 time (ms since the epoch, Redis clock) of their next request
+``leases``               zset    leased hosts; score = lease expiry (ms)
+``host:<host>``          hash    per-host state, see :data:`HOST_FIELDS`
+``pending:<worker>``     hash    requests a worker took and has not finished; field = queue
+                                 member, value = ``<host>\\t<score>\\t<lease token>``;
+                                 requeued when the worker dies
+``workers``              zset    live workers; score = heartbeat expiry (ms)
+``size``                 string  number of queued requests over all hosts
+``seq``                  string  sequence of queue members and lease tokens
+``deadletter``           list    queue members that could not be decoded (newest first)
+=======================  ======  ==================================================================
+
+``<host>`` is the canonical host (:func:`newscrawl.algorithms.fingerprint.canonical_host`), so
+aliases share one queue and one politeness state. Lua scripts touch keys they compute from these
+templates: the layout needs a single Redis server (not Redis Cluster).
+"""
+
+from __future__ import annotations
+
+SEEN_BUCKET_KEY = "%(ns)s:seen:%(bucket)s"
+SEEN_COUNT_KEY = "%(ns)s:seen:count"
+HOST_QUEUE_KEY = "%(ns)s:q:%(host)s"
+READY_KEY = "%(ns)s:ready"
+LEASES_KEY = "%(ns)s:leases"
+HOST_STATE_KEY = "%(ns)s:host:%(host)s"
+PENDING_KEY = "%(ns)s:pending:%(worker)s"
+WORKERS_KEY = "%(ns)s:workers"
+SIZE_KEY = "%(ns)s:size"
+SEQ_KEY = "%(ns)s:seq"
+DEAD_LETTER_KEY = "%(ns)s:deadletter"
+
+#: Fields of ``host:<host>`` (all integers are milliseconds unless named otherwise).
+HOST_FIELDS = {
+    "lease": "lease token of the request holding the host (absent when free)",
+    "leased_at": "Redis time the lease was taken",
+    "inflight": "requests in flight on this host over all workers (0 or 1)",
+    "next_ms": "earliest Redis time of the next request (last response + pause)",
+    "rt_ms": "response time of the last request",
+    "delay_ms": "pause applied after the last request",
+    "crawl_delay_ms": "robots.txt Crawl-delay of the host",
+    "fetched": "requests finished on this host (count)",
+    "errors": "requests that ended in a download error (count)",
+    "expired": "leases freed because they outlived NEWSCRAWL_REDIS_LEASE_TTL (count)",
+}
+
+#: Members of ``q:<host>``: a fixed-width hex sequence, a colon, the serialized request.
+MEMBER_SEQ_DIGITS = 12
+
+
+def key(template: str, namespace: str, **fields: str) -> str:
+    """Fill a key template: ``key(HOST_QUEUE_KEY, "news", host="example.com")``."""
+    return template % {"ns": namespace, **fields}

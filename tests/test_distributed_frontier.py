@@ -1,0 +1,301 @@
+"""The Redis frontier, queue, dupefilter and serializers against the real Redis server."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+
+import pytest
+import scrapy
+from scrapy.utils.test import get_crawler
+
+from newscrawl.algorithms.fingerprint import bucket_contains, split_fingerprint, url_fingerprint_bytes
+from newscrawl.distributed.dupefilter import BucketDupeFilter
+from newscrawl.distributed.frontier import Popped, RedisFrontier, Wait
+from newscrawl.distributed.queue import LEASE_META, HostQueue
+from newscrawl.distributed.serializer import (
+    JsonSerializer,
+    PickleSerializer,
+    SerializationError,
+    get_serializer,
+)
+from newscrawl.fingerprint import NewsRequestFingerprinter
+from tests.redis_helpers import namespace, redis_server  # noqa: F401  (fixtures)
+
+
+class _Spider(scrapy.Spider):
+    name = "nctest"
+
+    def parse(self, response):
+        pass
+
+    def parse_article(self, response):
+        pass
+
+
+def _fp(i: int) -> bytes:
+    return url_fingerprint_bytes(f"http://example.com/a/{i}.html")
+
+
+# --- duplicate URL eliminator -------------------------------------------------------------------
+
+
+def test_push_checks_and_adds_the_fingerprint_atomically(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    fp = _fp(1)
+    assert frontier.push("example.com", b"{}", score=0, fingerprint=fp)
+    assert not frontier.push("example.com", b"{}", score=0, fingerprint=fp)
+    assert frontier.seen_count() == 1
+    assert len(frontier) == 1
+    bucket, suffix = split_fingerprint(fp, 1)
+    stored = redis_server.get(frontier.bucket_key(bucket))
+    assert stored == suffix and len(stored) == 7
+    assert not frontier.add_seen(fp)
+    assert frontier.add_seen(_fp(2))
+
+
+def test_bucket_scan_only_matches_on_record_boundaries(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace, prefix_bytes=1)
+    # two records whose concatenation contains a third, unaligned one
+    a, b = bytes([7]) + b"ABCDEFG", bytes([7]) + b"HIJKLMN"
+    straddling = bytes([7]) + b"DEFGHIJ"
+    assert frontier.add_seen(a) and frontier.add_seen(b)
+    assert redis_server.get(frontier.bucket_key("07")) == b"ABCDEFGHIJKLMN"
+    assert not bucket_contains(b"ABCDEFGHIJKLMN", b"DEFGHIJ")
+    assert frontier.add_seen(straddling)
+    assert not frontier.add_seen(straddling)
+    assert frontier.seen_count() == 3
+
+
+def test_fingerprints_cost_at_most_16_bytes_per_url_in_redis(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace, prefix_bytes=1)
+    n = 10_000
+    pipe = redis_server.pipeline(transaction=False)
+    for i in range(n):
+        bucket, suffix = split_fingerprint(_fp(i), 1)
+        frontier._add_seen(keys=[frontier.bucket_key(bucket), frontier.k_seen_count],
+                           args=[suffix], client=pipe)
+    assert sum(pipe.execute()) == n
+    per_url = frontier.seen_memory() / n
+    assert per_url <= 16, per_url
+    # scrapy-redis's default: a set of 40-character hex SHA-1 strings
+    reference = f"{namespace}:scrapy-redis-default"
+    pipe = redis_server.pipeline(transaction=False)
+    for i in range(n):
+        pipe.sadd(reference, _fp(i).hex() + "0" * 24)
+    pipe.execute()
+    assert redis_server.memory_usage(reference, samples=0) / n > 4 * per_url
+
+
+def test_dupefilter_uses_scrapys_fingerprinter_and_a_local_cache(redis_server, namespace):
+    crawler = get_crawler(_Spider, {"REQUEST_FINGERPRINTER_CLASS": NewsRequestFingerprinter})
+    df = BucketDupeFilter(redis_server, namespace, fingerprinter=crawler.request_fingerprinter,
+                          stats=crawler.stats, persist=True)
+    first = scrapy.Request("http://www.example.com/a.html?utm_source=x")
+    same_page = scrapy.Request("http://example.com/a.html")
+    assert df.request_fingerprint(first) == url_fingerprint_bytes("http://example.com/a.html")
+    assert not df.request_seen(first)
+    assert df.request_seen(same_page)  # www alias, tracking parameter: one page
+    assert crawler.stats.get_value("newscrawl/dupefilter/cache_hit") == 1
+    # another worker (empty cache) asks Redis
+    other = BucketDupeFilter(redis_server, namespace, fingerprinter=crawler.request_fingerprinter,
+                             stats=crawler.stats)
+    assert other.request_seen(scrapy.Request("http://example.com/a.html"))
+    assert crawler.stats.get_value("newscrawl/dupefilter/redis_seen") == 1
+    df.close("finished")  # persists
+    assert other.frontier.seen_count() == 1
+    df.persist = False
+    df.close("finished")
+    assert other.frontier.seen_count() == 0
+
+
+def test_alias_redirect_gets_its_own_fingerprint():
+    fingerprinter = NewsRequestFingerprinter(aliases={"127.0.0.9": "example.com"})
+    original = scrapy.Request("http://example.com/a.html")
+    redirected = scrapy.Request("http://www.example.com/a.html",
+                                meta={"redirect_urls": ["http://example.com/a.html"]})
+    via_ip = scrapy.Request("http://127.0.0.9/a.html")
+    assert fingerprinter.fingerprint(via_ip) == fingerprinter.fingerprint(original)
+    assert fingerprinter.fingerprint(redirected) != fingerprinter.fingerprint(original)
+    head = scrapy.Request("http://example.com/a.html", method="HEAD")
+    assert fingerprinter.fingerprint(head) != fingerprinter.fingerprint(original)
+    assert len(fingerprinter.fingerprint(head)) == 8
+
+
+# --- host queues and leases ---------------------------------------------------------------------
+
+
+def test_one_lease_per_host_and_priority_then_fifo(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.heartbeat()
+    for payload, score in ((b"a1", 0), (b"a2", 0), (b"a-urgent", -5)):
+        frontier.push("a.example", payload, score=score)
+    frontier.push("b.example", b"b1", score=0)
+    frontier.push("b.example", b"b1", score=0)  # identical requests do not collapse
+    first, second = frontier.pop(), frontier.pop()
+    assert isinstance(first, Popped) and isinstance(second, Popped)
+    assert {first.host, second.host} == {"a.example", "b.example"}
+    assert {first.payload, second.payload} == {b"a-urgent", b"b1"}
+    assert first.inflight == second.inflight == 1
+    assert isinstance(frontier.pop(), Wait)  # both hosts are in flight
+    assert frontier.activity() == (3, 2, 2)
+    a = first if first.host == "a.example" else second
+    released, _, pause_ms = frontier.release("a.example", a.token, pause=0.0, response_time=0.01)
+    assert released and pause_ms == 0
+    nxt = frontier.pop()
+    assert isinstance(nxt, Popped) and nxt.payload == b"a1"
+    assert frontier.host_state("a.example")["lease"] == nxt.token
+    assert frontier.host_state("a.example")["fetched"] == "1"
+
+
+def test_pause_and_crawl_delay_keep_the_host_waiting(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    for i in range(3):
+        frontier.push("slow.example", b"s%d" % i, score=0)
+    popped = frontier.pop()
+    assert frontier.release("slow.example", popped.token, pause=0.3, response_time=0.03)[0]
+    wait = frontier.pop()
+    assert isinstance(wait, Wait) and 200 <= wait.wait_ms <= 300
+    time.sleep(0.32)
+    popped = frontier.pop()
+    assert isinstance(popped, Popped)
+    frontier.set_crawl_delay("slow.example", 0.5)
+    released, _, pause_ms = frontier.release("slow.example", popped.token, pause=0.01,
+                                             response_time=0.001)
+    assert released and pause_ms == 500
+    state = frontier.host_state("slow.example")
+    assert state["crawl_delay_ms"] == "500" and state["delay_ms"] == "500"
+    assert state["inflight"] == "0" and "lease" not in state
+
+
+def test_a_dead_workers_requests_and_leases_come_back(redis_server, namespace):
+    dying = RedisFrontier(redis_server, namespace, worker_timeout=0.2)
+    survivor = RedisFrontier(redis_server, namespace, worker_timeout=5)
+    dying.heartbeat()
+    survivor.heartbeat()
+    dying.push("h.example", b"page", score=-3)
+    taken = dying.pop()
+    assert isinstance(taken, Popped)
+    assert isinstance(survivor.pop(), Wait)  # leased to the dying worker
+    time.sleep(0.3)  # its heartbeat runs out (kill -9: no goodbye)
+    requeued, freed, expired, dead = survivor.heartbeat()
+    assert (requeued, freed, dead) == (1, 1, 1)
+    again = survivor.pop()
+    assert isinstance(again, Popped) and again.member == taken.member
+    assert not dying.release("h.example", taken.token, pause=0, response_time=0)[0]
+    assert dying.worker_id not in survivor.live_workers()
+
+
+def test_leases_past_their_ttl_are_freed(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace, lease_ttl=0.1)
+    frontier.heartbeat()
+    frontier.push("h.example", b"1", score=0)
+    frontier.push("h.example", b"2", score=0)
+    held = frontier.pop()
+    time.sleep(0.15)
+    assert frontier.heartbeat()[2] == 1
+    assert frontier.host_state("h.example")["expired"] == "1"
+    assert isinstance(frontier.pop(), Popped)
+    assert not frontier.release("h.example", held.token, pause=0, response_time=0)[0]
+
+
+def test_acknowledged_requests_are_not_requeued(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.heartbeat()
+    for i in range(2):
+        frontier.push(f"h{i}.example", b"x", score=0)
+    done, unfinished = frontier.pop(), frontier.pop()
+    frontier.release(done.host, done.token, pause=0, response_time=0)
+    assert frontier.ack([done.member]) == 1
+    requeued, freed, _, _ = frontier.heartbeat(leaving=True)
+    assert (requeued, freed) == (1, 1)
+    assert len(frontier) == 1 and frontier.live_workers() == []
+
+
+# --- queue, serializers, dead letters -----------------------------------------------------------
+
+
+def _queue(redis_server, namespace, serializer="json"):
+    crawler = get_crawler(_Spider)
+    spider = _Spider()
+    spider.crawler = crawler
+    return HostQueue(redis_server, spider, namespace, get_serializer(serializer),
+                     stats=crawler.stats), crawler
+
+
+@pytest.mark.parametrize("serializer", ["json", "pickle"])
+def test_requests_survive_the_round_trip(redis_server, namespace, serializer):
+    queue, _ = _queue(redis_server, namespace, serializer)
+    request = scrapy.Request(
+        "http://www.example.com/a.html", callback=queue.spider.parse_article, method="POST",
+        body=b"\x00\xffbinary", headers={"X-Test": "1"}, priority=7, cookies={"c": "v"},
+        meta={"newscrawl_depth": 2, "newscrawl_features": {"image": 1}, "pair": (1, "b"),
+              "by_int": {3: "three"}, "raw": b"\x01", "$odd": None, LEASE_META: ["x", "y"]})
+    assert queue.push(request)
+    out = queue.pop()
+    assert out.url == request.url and out.method == "POST" and out.body == request.body
+    assert out.callback == queue.spider.parse_article and out.priority == 7
+    assert out.headers.getlist("X-Test") == [b"1"]
+    assert out.meta["pair"] == (1, "b") and out.meta["by_int"] == {3: "three"}
+    assert out.meta["raw"] == b"\x01" and out.meta["$odd"] is None
+    assert out.meta[LEASE_META][0] == "example.com"  # the new lease, not the copied one
+
+
+def test_serializers_are_pinned():
+    obj = {"url": "http://example.com/", "headers": {b"A": [b"b"]}}
+    assert PickleSerializer().dumps(obj)[1] == 4  # pickle protocol 4
+    data = JsonSerializer().dumps(obj)
+    assert data.startswith(b"{") and JsonSerializer().loads(data) == obj
+    assert PickleSerializer().loads(data) == obj  # pickle workers read JSON entries
+    with pytest.raises(SerializationError):
+        JsonSerializer().loads(pickle.dumps(obj, protocol=5))
+    with pytest.raises(SerializationError):
+        JsonSerializer().dumps({"s": {1, 2}})
+    with pytest.raises(ValueError):
+        get_serializer("marshal")
+
+
+def test_undecodable_entries_go_to_the_dead_letter_list(redis_server, namespace):
+    queue, crawler = _queue(redis_server, namespace)
+    queue.frontier.push("example.com", pickle.dumps({"url": "x"}, protocol=5), score=0)
+    queue.frontier.push("example.com", b'{"url": "http://example.com/b", "callback": "nope"}',
+                        score=1)
+    queue.push(scrapy.Request("http://example.com/ok"))
+    good = queue.pop()  # the pickle is a dead letter; its host is freed at once
+    assert good.url == "http://example.com/ok"
+    assert len(queue.frontier.dead_letters()) == 1
+    queue.frontier.release(*good.meta[LEASE_META], pause=0, response_time=0)
+    assert queue.pop() is None  # the unknown callback is the second dead letter
+    assert len(queue.frontier.dead_letters()) == 2 and len(queue) == 0
+    assert crawler.stats.get_value("newscrawl/redis/dead_letter") == 2
+
+
+def test_frontier_refuses_a_decoding_client(namespace):
+    redis = pytest.importorskip("redis")
+    from tests.redis_helpers import REDIS_URL, redis_client
+
+    redis_client()
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    with pytest.raises(ValueError):
+        RedisFrontier(client, namespace)
+
+
+def test_clear_deletes_the_namespace_only(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.push("example.com", b"x", score=0, fingerprint=_fp(1))
+    redis_server.set(f"{namespace}x:keep", 1)
+    try:
+        assert frontier.clear() >= 4
+        assert list(redis_server.scan_iter(match=f"{namespace}:*")) == []
+        assert redis_server.get(f"{namespace}x:keep") == b"1"
+    finally:
+        redis_server.delete(f"{namespace}x:keep")
+
+
+def test_worker_ids_differ():
+    assert RedisFrontier.__init__  # noqa: B018
+    from newscrawl.distributed.frontier import new_worker_id
+
+    assert new_worker_id() != new_worker_id()
+    assert str(os.getpid()) in new_worker_id()
