@@ -50,6 +50,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import signal
 import socket
@@ -67,7 +68,6 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH_DIR), str(ROOT)]
 
-CHANNELS_PER_HOST = 6
 STATS_PATH = "/__bench__/stats"
 RESET_PATH = "/__bench__/reset"
 
@@ -77,6 +77,7 @@ COMMON_SETTINGS = {
     "HTTPCACHE_ENABLED": "False",
     "AUTOTHROTTLE_ENABLED": "False",
     "NEWSCRAWL_MONGO_ENABLED": "False",
+    "NEWSCRAWL_REVISIT_ENABLED": "False",
     "EXTENSIONS": json.dumps({"_plain_spider.BenchStats": 900}),
 }
 REDIS_SETTINGS = {
@@ -92,11 +93,24 @@ def host_address(index: int) -> str:
 # --- the site -----------------------------------------------------------------------------------
 
 
+def site_pages(channels: int, pages: int) -> int:
+    """Pages ``crawl_throughput.generate_site`` writes for ``pages`` with ``channels`` channels
+    (home, 3 footer pages, per channel its index pages and 20 articles per index page)."""
+    per_index = 20 + 1
+    per_channel = max(2, -(-(pages - 4) // (channels * per_index)))
+    return 4 + channels * per_channel * per_index
+
+
+def channels_for(pages: int) -> int:
+    """The number of channels (1..10) whose site is the smallest one with >= ``pages`` pages."""
+    return min(range(1, 11), key=lambda c: (site_pages(c, pages), -c))
+
+
 def _generate_one(args: tuple[str, int, int]) -> list[str]:
     folder, pages, seed = args
     import crawl_throughput as ct
 
-    ct.CHANNELS = ct.CHANNELS[:CHANNELS_PER_HOST]  # fewer channels: one host ~ pages/hosts pages
+    ct.CHANNELS = ct.CHANNELS[:channels_for(pages)]  # so that one host has about `pages` pages
     site = ct.generate_site(Path(folder), pages, seed)
     return site.paths, site.pages_per_channel
 
@@ -254,6 +268,7 @@ class Run:
     exchanges: int = 0
     responses: int = 0
     items: int = 0
+    cpu: float = 0.0
     returncodes: list[int] = field(default_factory=list)
     stats: list[dict] = field(default_factory=list)
     note: str = ""
@@ -347,6 +362,7 @@ def crawl(name: str, workers: int, *, server: SiteServer, site, work: Path, seed
         settings = {**COMMON_SETTINGS, "BENCH_STATS_FILE": str(run_dir / f"stats-{w}.json"),
                     **(extra or {})}
         run_env = dict(env)
+        run_env.setdefault("NEWSCRAWL_DATA_DIR", str(run_dir / "data"))
         if redis_url:
             run_env["REDIS_URL"] = redis_url
             settings.update(REDIS_SETTINGS)
@@ -358,6 +374,7 @@ def crawl(name: str, workers: int, *, server: SiteServer, site, work: Path, seed
             settings["NEWSCRAWL_DISTRIBUTED"] = "False"
         stats_files.append(run_dir / f"stats-{w}.json")
         commands.append((scrapy_command(seeds, depth, settings), run_env))
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     run = Run(name=name, workers=workers, started=time.time())
     for w, (command, run_env) in enumerate(commands):
         procs.append(start_worker(command, run_env, run_dir / f"worker-{w}.log"))
@@ -386,6 +403,8 @@ def crawl(name: str, workers: int, *, server: SiteServer, site, work: Path, seed
             proc.kill()
             proc.wait()
         run.returncodes.append(proc.returncode)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run.cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
     for w, proc in enumerate(procs):
         if proc.returncode not in (0, -signal.SIGKILL):
             log = (run_dir / (f"worker-{w}.log" if w < workers else "worker-restarted.log"))
@@ -406,10 +425,11 @@ def bytes_per_url(redis_url: str, namespace_prefix: str, site) -> tuple[float, f
     from newscrawl.distributed.frontier import RedisFrontier
 
     client = redis.Redis.from_url(redis_url)
-    namespaces = {k.decode().rsplit(":seen:count", 1)[0]
-                  for k in client.scan_iter(match=f"{namespace_prefix}*:seen:count")}
+    namespaces = {k.decode().rsplit(":round", 1)[0]
+                  for k in client.scan_iter(match=f"{namespace_prefix}*:round")}
     namespace = sorted(namespaces)[-1]
     frontier = RedisFrontier(client, namespace)
+    frontier.current_round()
     seen = frontier.seen_count()
     ours = frontier.seen_memory() / seen
     key = f"{namespace}:scrapy-redis-default"
@@ -455,11 +475,12 @@ def store_counts(data_dir: Path, env: dict) -> dict[str, int]:
 
 def print_runs(runs: list[Run]) -> None:
     headers = ["run", "workers", "pages", "once", ">1", "missing", "extra", "s", "pages/s",
-               "responses", "items", "max in flight/host", "overlaps (exchanges)"]
+               "CPU ms/page", "responses", "items", "max in flight/host", "overlaps (exchanges)"]
     rows = []
     for r in runs:
         rows.append([r.name, str(r.workers), f"{r.pages}/{r.expected}", str(r.once), str(r.twice),
                      str(r.missing), str(r.extra), f"{r.seconds:.1f}", f"{r.pages_per_s:.1f}",
+                     f"{1000 * r.cpu / r.pages:.1f}" if r.pages else "–",
                      str(r.responses), str(r.items), str(r.max_inflight),
                      "–" if r.overlaps is None else f"{r.overlaps} ({r.exchanges})"])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
@@ -482,6 +503,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve-delay", type=float, default=2.0,
                         help="ms the site server waits before answering (default 2)")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
+    parser.add_argument("--runs", default="inmemory,x1,x2",
+                        help="which of inmemory,x1,x2 to run (default all; ratios need all)")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -507,8 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     site, per_channel = generate(work / "site", args.hosts, pages)
     total = sum(len(p) for p in site.values())
     print(f"site: {total} pages on {args.hosts} hosts ({host_address(0)} … "
-          f"{host_address(args.hosts - 1)}), {CHANNELS_PER_HOST} channels x {per_channel} index "
-          f"pages per host, generated in {time.perf_counter() - started:.1f} s", flush=True)
+          f"{host_address(args.hosts - 1)}), up to {per_channel} index pages per channel, "
+          f"generated in {time.perf_counter() - started:.1f} s", flush=True)
     server = SiteServer(work / "site", args.hosts, args.serve_delay)
     seeds = work / "seeds.txt"
     seeds.write_text("".join(server.url(i) + "\n" for i in range(args.hosts)))
@@ -523,13 +546,17 @@ def main(argv: list[str] | None = None) -> int:
     common = {"server": server, "site": site, "work": work, "seeds": seeds, "depth": depth,
               "env": env}
     try:
-        runs.append(crawl("inmemory", 1, redis_url=None, **common))
-        print(f"inmemory: {runs[-1].pages} pages, {runs[-1].pages_per_s:.1f} pages/s", flush=True)
-        for name, workers in (("redis x1", 1), ("redis x2", 2)):
-            runs.append(crawl(name, workers, redis_url=args.redis, **common))
-            print(f"{name}: {runs[-1].pages} pages, {runs[-1].pages_per_s:.1f} pages/s",
-                  flush=True)
-        ours, theirs, seen = bytes_per_url(args.redis, "bench-redisx2-", site)
+        selected = [r.strip() for r in args.runs.split(",") if r.strip()]
+        for key, name, workers in (("inmemory", "inmemory", 1), ("x1", "redis x1", 1),
+                                   ("x2", "redis x2", 2)):
+            if key in selected:
+                runs.append(crawl(name, workers, redis_url=None if key == "inmemory" else
+                                  args.redis, **common))
+                print(f"{name}: {runs[-1].pages} pages, {runs[-1].pages_per_s:.1f} pages/s",
+                      flush=True)
+        last = "redisx2" if "x2" in selected else "redisx1"
+        ours, theirs, seen = bytes_per_url(args.redis, f"bench-{last}-", site) \
+            if {"x1", "x2"} & set(selected) else (0.0, 0.0, 0)
         if args.check:
             data_dir = work / "data"
             store_env = {**env, "NEWSCRAWL_DATA_DIR": str(data_dir)}
@@ -557,7 +584,6 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
     print_runs(runs)
-    inmem, one, two = runs[0], runs[1], runs[2]
     failures = []
     for r in runs:
         if "kill" in r.name:
@@ -575,6 +601,12 @@ def main(argv: list[str] | None = None) -> int:
                             f"{r.overlaps} overlapping exchanges")
         if any(code != 0 for code in r.returncodes):
             failures.append(f"{r.name}: exit codes {r.returncodes}")
+    by_name = {r.name: r for r in runs}
+    if not {"inmemory", "redis x1", "redis x2"} <= by_name.keys():
+        for failure in failures:
+            print(f"FAILED: {failure}")
+        return 1 if failures else 0
+    inmem, one, two = by_name["inmemory"], by_name["redis x1"], by_name["redis x2"]
     ratio_one = one.pages_per_s / inmem.pages_per_s
     ratio_two = two.pages_per_s / one.pages_per_s
     print(f"Redis bytes per seen URL ({seen} URLs): newscrawl {ours:.1f}, scrapy-redis default "

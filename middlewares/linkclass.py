@@ -8,7 +8,8 @@ classifies them against the page as StartURL (:mod:`newscrawl.algorithms.linkcla
 - content links → ``spider.parse_article`` requests;
 - node links and crosswise host entries → ``spider.parse_node`` requests, while the node depth
   stays within ``spider.max_depth``;
-- frames (same registered domain) → ``spider.parse_node`` at the same depth.
+- frames (same registered domain) → ``spider.parse_node`` at the same depth, nested at most
+  ``NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH`` frames deep.
 
 Request meta it sets: ``newscrawl_entry_url``, ``newscrawl_start_url``, ``newscrawl_depth``,
 ``newscrawl_link_class``, ``newscrawl_role``, ``newscrawl_features``, ``newscrawl_referer``,
@@ -47,6 +48,7 @@ class LinkClassificationMiddleware:
                  crosswise_content: bool = defaults.NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT,
                  use_shape: bool = defaults.NEWSCRAWL_LINKCLASS_USE_SHAPE,
                  max_links: int = defaults.NEWSCRAWL_LINKCLASS_MAX_LINKS,
+                 max_frame_depth: int = defaults.NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH,
                  weights: dict | None = None, floor: float = defaults.NEWSCRAWL_NEWSRANK_FLOOR):
         self.stats = stats
         self.min_group = min_group
@@ -55,6 +57,7 @@ class LinkClassificationMiddleware:
         self.crosswise_content = crosswise_content
         self.use_shape = use_shape
         self.max_links = max_links
+        self.max_frame_depth = max_frame_depth
         self.weights = validate_weights(weights or defaults.NEWSCRAWL_NEWSRANK_WEIGHTS)
         self.floor = floor
         self._classified: set[str] = set()
@@ -76,6 +79,8 @@ class LinkClassificationMiddleware:
                                         defaults.NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT),
             use_shape=s.getbool("NEWSCRAWL_LINKCLASS_USE_SHAPE", defaults.NEWSCRAWL_LINKCLASS_USE_SHAPE),
             max_links=s.getint("NEWSCRAWL_LINKCLASS_MAX_LINKS", defaults.NEWSCRAWL_LINKCLASS_MAX_LINKS),
+            max_frame_depth=s.getint("NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH",
+                                     defaults.NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH),
             weights=s.getdict("NEWSCRAWL_NEWSRANK_WEIGHTS", defaults.NEWSCRAWL_NEWSRANK_WEIGHTS),
             floor=s.getfloat("NEWSCRAWL_NEWSRANK_FLOOR", defaults.NEWSCRAWL_NEWSRANK_FLOOR),
         )
@@ -165,6 +170,7 @@ class LinkClassificationMiddleware:
         max_depth = getattr(spider, "max_depth", defaults.NEWSCRAWL_DEPTH)
         strategy = getattr(spider, "strategy", defaults.NEWSCRAWL_STRATEGY)
         entry_url = meta.get("newscrawl_entry_url", response.url)
+        frame_depth = int(meta.get("newscrawl_frame_depth", 0))
         page_weight = float(meta.get("newscrawl_weight", 1.0)) if item.get("role") != "entry" else 1.0
         base_meta = {
             "newscrawl_entry_url": entry_url,
@@ -187,8 +193,13 @@ class LinkClassificationMiddleware:
                 yield request(link.url, spider.parse_article, link_class=link.link_class.value,
                               role=CONTENT, features=link.features, link_depth=depth + 1)
             elif link.role == NODE and link.link_class is LinkClass.FRAME:
-                yield request(link.url, spider.parse_node, link_class="frame", role="frame",
-                              features=link.features, link_depth=depth)
+                # Frames are part of their page: same node depth, but nested at most
+                # max_frame_depth deep, so a chain of frames cannot walk around the depth limit.
+                if frame_depth < self.max_frame_depth and depth <= max_depth:
+                    frame = request(link.url, spider.parse_node, link_class="frame", role="frame",
+                                    features=link.features, link_depth=depth)
+                    frame.meta["newscrawl_frame_depth"] = frame_depth + 1
+                    yield frame
             elif link.role == NODE and depth + 1 <= max_depth:
                 yield request(link.url, spider.parse_node, link_class=link.link_class.value,
                               role=NODE, features=link.features, link_depth=depth + 1)

@@ -19,10 +19,15 @@ It sits at 950, after the HTTP cache (900) and before the download handler, so i
 ``process_response`` / ``process_exception`` run first (before redirects or retries turn the
 request into a new one). Enabled by the distributed add-on only.
 
-Response time = seconds from this middleware's ``process_request`` to its ``process_response``
-(or ``process_exception``), which includes the time the worker's event loop took to notice the
-response. ``NEWSCRAWL_POLITENESS_LOG`` names a file receiving one JSON line per exchange
-(``host``, ``url``, ``start``, ``end`` in epoch seconds, ``worker``, ``lease``) for overlap proofs.
+Response time = Scrapy's ``download_latency`` (request sent → response headers received, the
+time the server took to answer), or, when a download fails, the seconds from this middleware's
+``process_request`` to its ``process_exception``. Both include the time the worker's event loop
+took to notice the answer, which only ever adds; the pause therefore uses the smallest of the
+host's last ``NEWSCRAWL_POLITENESS_RT_WINDOW`` response times seen by this worker
+(:func:`newscrawl.algorithms.politeness.response_time_estimate`; a window of 1 is Mercator's
+literal last response time). ``NEWSCRAWL_POLITENESS_LOG`` names a file receiving one JSON line
+per exchange (``host``, ``url``, ``start``, ``end`` in epoch seconds, ``rt`` and ``pause`` in
+seconds, ``worker``, ``lease``) for overlap proofs.
 
 Stats: ``newscrawl/politeness/released``, ``…/lease_lost`` (the lease had expired or was taken
 back from a dead worker), ``…/errors`` (exchanges ending in an exception), ``…/crawl_delay``
@@ -36,18 +41,19 @@ import logging
 import os
 import socket
 import time
+from collections import deque
 
 from protego import Protego
-from scrapy.exceptions import NotConfigured
+from redis.exceptions import RedisError
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.utils.asyncio import call_later
 from scrapy.utils.httpobj import urlparse_cached
-from scrapy_redis.connection import get_redis_from_settings
 
 from newscrawl import defaults
 from newscrawl.algorithms.fingerprint import canonical_host
-from newscrawl.algorithms.politeness import next_delay
+from newscrawl.algorithms.politeness import next_delay, response_time_estimate
 from newscrawl.distributed.addon import is_distributed
-from newscrawl.distributed.dupefilter import namespace_from_settings
-from newscrawl.distributed.frontier import RedisFrontier
+from newscrawl.distributed.frontier import RedisFrontier, frontier_for
 from newscrawl.distributed.queue import LEASE_META
 
 logger = logging.getLogger(__name__)
@@ -65,18 +71,30 @@ class PolitenessMiddleware:
         factor, min_delay, max_delay: the pause rule (see :func:`next_delay`).
         obey_crawl_delay: store and apply robots.txt Crawl-delay.
         user_agent: robots.txt user agent whose Crawl-delay counts.
+        rt_window: response times per host whose minimum counts (>= 1).
         aliases, fold_www: canonical host mapping (must match the scheduler's).
         log_path: file for one JSON line per exchange, or ``""``.
+
+    Raises:
+        ValueError: a negative factor or bound, or ``rt_window < 1``.
     """
+
+    #: Seconds a lease release may wait for the scheduler's next round trip before it is sent
+    #: alone (a later release only makes the pause longer).
+    FLUSH_DELAY = 0.005
 
     def __init__(self, frontier: RedisFrontier, stats, *,
                  factor: float = defaults.NEWSCRAWL_POLITENESS_FACTOR,
                  min_delay: float = defaults.NEWSCRAWL_POLITENESS_MIN_DELAY,
                  max_delay: float = defaults.NEWSCRAWL_POLITENESS_MAX_DELAY,
                  obey_crawl_delay: bool = defaults.NEWSCRAWL_POLITENESS_CRAWL_DELAY,
-                 user_agent: str = "*", aliases: dict | None = None, fold_www: bool = True,
-                 log_path: str = ""):
+                 user_agent: str = "*", rt_window: int = defaults.NEWSCRAWL_POLITENESS_RT_WINDOW,
+                 aliases: dict | None = None, fold_www: bool = True, log_path: str = ""):
         next_delay(0.0, factor=factor, min_delay=min_delay, max_delay=max_delay)  # validates
+        if rt_window < 1:
+            raise ValueError(f"NEWSCRAWL_POLITENESS_RT_WINDOW must be >= 1, got {rt_window}")
+        self.rt_window = rt_window
+        self.response_times: dict[str, deque] = {}
         self.frontier = frontier
         self.stats = stats
         self.factor = factor
@@ -88,6 +106,7 @@ class PolitenessMiddleware:
         self.fold_www = fold_www
         self.crawl_delays: dict[str, float] = {}
         self.worker = f"{socket.gethostname()}-{os.getpid()}"
+        self._flush_call = None
         self._log = open(log_path, "a", encoding="utf-8", buffering=1) if log_path else None
 
     @classmethod
@@ -95,10 +114,8 @@ class PolitenessMiddleware:
         s = crawler.settings
         if not is_distributed(s):
             raise NotConfigured("not a distributed crawl (no REDIS_URL / NEWSCRAWL_DISTRIBUTED)")
-        frontier = RedisFrontier(get_redis_from_settings(s),
-                                 namespace_from_settings(s, crawler.spidercls.name))
         middleware = cls(
-            frontier, crawler.stats,
+            frontier_for(crawler), crawler.stats,
             factor=s.getfloat("NEWSCRAWL_POLITENESS_FACTOR", defaults.NEWSCRAWL_POLITENESS_FACTOR),
             min_delay=s.getfloat("NEWSCRAWL_POLITENESS_MIN_DELAY",
                                  defaults.NEWSCRAWL_POLITENESS_MIN_DELAY),
@@ -107,6 +124,8 @@ class PolitenessMiddleware:
             obey_crawl_delay=s.getbool("NEWSCRAWL_POLITENESS_CRAWL_DELAY",
                                        defaults.NEWSCRAWL_POLITENESS_CRAWL_DELAY),
             user_agent=s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*",
+            rt_window=s.getint("NEWSCRAWL_POLITENESS_RT_WINDOW",
+                               defaults.NEWSCRAWL_POLITENESS_RT_WINDOW),
             aliases=s.getdict("NEWSCRAWL_HOST_ALIASES", defaults.NEWSCRAWL_HOST_ALIASES),
             fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW", defaults.NEWSCRAWL_ALIAS_FOLD_WWW),
             log_path=s.get("NEWSCRAWL_POLITENESS_LOG", defaults.NEWSCRAWL_POLITENESS_LOG) or "",
@@ -117,6 +136,10 @@ class PolitenessMiddleware:
         return middleware
 
     def close(self, spider=None) -> None:
+        if self._flush_call is not None:
+            self._flush_call.cancel()
+            self._flush_call = None
+        self._flush()
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -137,36 +160,63 @@ class PolitenessMiddleware:
         return response
 
     def process_exception(self, request, exception, spider=None):
-        self._finish(request, error=True)
+        # IgnoreRequest (robots.txt, an unchanged page after HEAD, the budget) is no download error.
+        self._finish(request, error=not isinstance(exception, IgnoreRequest))
         return None
 
     def _finish(self, request, *, error: bool) -> None:
         sent = request.meta.pop(_SENT_META, None)
         lease = request.meta.pop(LEASE_META, None)
         end_wall = time.time()
-        response_time = time.monotonic() - sent[0] if sent else 0.0
+        exchange_time = time.monotonic() - sent[0] if sent else 0.0
+        latency = request.meta.get("download_latency")
+        response_time = latency if isinstance(latency, (int, float)) and not error else exchange_time
+        host = lease[0] if lease else self._host(request)
+        pause = None
+        if lease:
+            window = self.response_times.get(host)
+            if window is None:
+                window = self.response_times[host] = deque(maxlen=self.rt_window)
+            if sent:
+                window.append(response_time)
+            pause = next_delay(response_time_estimate(window), factor=self.factor,
+                               min_delay=self.min_delay, max_delay=self.max_delay,
+                               crawl_delay=self.crawl_delays.get(host) if self.obey_crawl_delay
+                               else None)
         if self._log is not None and sent:
             self._log.write(json.dumps({
-                "host": self._host(request), "url": request.url, "start": sent[1], "end": end_wall,
-                "worker": self.worker, "lease": bool(lease), "error": error}) + "\n")
+                "host": host, "url": request.url, "start": sent[1], "end": end_wall,
+                "rt": round(response_time, 6), "pause": pause, "worker": self.worker,
+                "lease": bool(lease), "error": error}) + "\n")
         if error:
             self.stats.inc_value(f"{_PREFIX}/errors")
         if not lease:
             return
-        host, token = lease
-        pause = next_delay(response_time, factor=self.factor, min_delay=self.min_delay,
-                           max_delay=self.max_delay,
-                           crawl_delay=self.crawl_delays.get(host) if self.obey_crawl_delay else None)
-        released, _now, pause_ms = self.frontier.release(host, token, pause=pause,
-                                                         response_time=response_time, error=error)
-        if released:
-            self.stats.inc_value(f"{_PREFIX}/released")
-            self.stats.max_value(f"{_PREFIX}/pause_ms_max", pause_ms)
-            self.stats.max_value(f"{_PREFIX}/response_ms_max", int(response_time * 1000))
-        else:
-            self.stats.inc_value(f"{_PREFIX}/lease_lost")
-            logger.warning("Lease on %s had ended before %s finished (expired or recovered)",
-                           host, request.url)
+        self.stats.max_value(f"{_PREFIX}/response_ms_max", int(response_time * 1000))
+
+        def released(result, host=host, url=request.url):
+            ok, _now, pause_ms = result
+            if ok:
+                self.stats.inc_value(f"{_PREFIX}/released")
+                self.stats.max_value(f"{_PREFIX}/pause_ms_max", pause_ms)
+            else:
+                self.stats.inc_value(f"{_PREFIX}/lease_lost")
+                logger.warning("Lease on %s had ended before %s finished (expired or recovered)",
+                               host, url)
+
+        # Sent with the scheduler's next pop (one round trip), or in a few milliseconds.
+        self.frontier.release_later(host, lease[1], pause=pause, response_time=response_time,
+                                    error=error, callback=released)
+        if self._flush_call is None:
+            self._flush_call = call_later(self.FLUSH_DELAY, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_call = None
+        try:
+            self.frontier.flush()
+        except RedisError as exc:
+            self.stats.inc_value("newscrawl/redis/errors")
+            logger.warning("Redis error while releasing host leases: %s", exc)
 
     def _learn_crawl_delay(self, request, response) -> None:
         try:

@@ -52,8 +52,8 @@ from newscrawl.algorithms.changedetect import (
 from newscrawl.algorithms.revisit import HOW_FINGERPRINT, HOW_FIRST
 from newscrawl.algorithms.revisitplan import (
     CHANNEL_ROLES,
-    NEW_ARTICLE_PRIORITY,
     SEED_PRIORITY,
+    new_article_priority,
     yield_priority,
 )
 from newscrawl.algorithms.urls import host_of, registered_domain, url_fingerprint
@@ -137,8 +137,9 @@ def _in_scope(record: dict[str, Any], spider: Any) -> bool:
 def due_channel_requests(state: RunState, spider: Any, stats: Any = None) -> Iterator[scrapy.Request]:
     """Requests for the due channel pages of this run's entries.
 
-    Without a budget their priorities follow the due order (due time, then PageRank, then
-    weight) in a band below the seeds; with one, the new articles each is expected to show
+    They are yielded in due order (due time, then PageRank, then weight). Without a budget
+    they share one priority below the seeds, so the scheduler's first-in-first-out order is the
+    due order; with one, the priority is the new articles each is expected to show
     (:func:`~newscrawl.algorithms.revisitplan.yield_priority`), due order breaking ties.
     Never-visited article links left over from a budget-limited run count as new articles.
     """
@@ -146,11 +147,11 @@ def due_channel_requests(state: RunState, spider: Any, stats: Any = None) -> Ite
     pending = [r for r in state.due_records(channels=False)
                if not r.get("last_visit") and _in_scope(r, spider)]
     band = SEED_PRIORITY // 2
-    for rank, record in enumerate(records):
+    for record in records:
         if state.budget is not None:
             priority = yield_priority(state.expected_yield(record))
         else:
-            priority = band - rank
+            priority = band
         if stats is not None:
             stats.inc_value(f"{_PREFIX}/due_channels")
         yield _request_for(state, record, spider, priority)
@@ -158,19 +159,20 @@ def due_channel_requests(state: RunState, spider: Any, stats: Any = None) -> Ite
         weight = float((record.get("request") or {}).get("weight") or 0.0)
         if stats is not None:
             stats.inc_value(f"{_PREFIX}/new")
-        yield _request_for(state, record, spider, NEW_ARTICLE_PRIORITY + int(999 * min(weight, 1.0)))
+        yield _request_for(state, record, spider, new_article_priority(weight))
 
 
 def due_article_requests(state: RunState, spider: Any, stats: Any = None,
                          limit: int | None = None) -> list[scrapy.Request]:
     """Requests for due, already visited article pages (re-checks for corrections), in due
-    order, at most ``limit``; below every discovery request in priority."""
+    order, at most ``limit``; one priority below every discovery request (the scheduler's
+    first-in-first-out order keeps the due order)."""
     out = []
-    for rank, record in enumerate(r for r in state.due_records(channels=False)
-                                  if r.get("last_visit") and _in_scope(r, spider)):
+    for record in (r for r in state.due_records(channels=False)
+                   if r.get("last_visit") and _in_scope(r, spider)):
         if limit is not None and len(out) >= limit:
             break
-        out.append(_request_for(state, record, spider, -1000 - rank))
+        out.append(_request_for(state, record, spider, -1000))
         if stats is not None:
             stats.inc_value(f"{_PREFIX}/due_articles")
     return out
@@ -347,8 +349,7 @@ class RevisitSpiderMiddleware:
         if state.budget is None:
             return request
         if request.meta.get("newscrawl_role") == "content":
-            weight = float(request.meta.get("newscrawl_weight") or 0.0)
-            priority = NEW_ARTICLE_PRIORITY + int(999 * max(0.0, min(weight, 1.0)))
+            priority = new_article_priority(request.meta.get("newscrawl_weight"))
             if record is not None:  # a known article due for a re-check: no new article
                 priority = -1000
         else:

@@ -247,15 +247,21 @@ class RunState:
             rec.update(changed)
             self.dirty.add(fp)
 
-    def drain(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Take the dirty records as ``(new docs, existing docs)`` for the store; clears dirty."""
+    def drain(self, *, final: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Take the dirty records as ``(new docs, existing docs)`` for the store.
+
+        With ``final=False`` (periodic flushes) records of pages requested in this run but not
+        visited yet stay dirty: they are about to change again, and writing them once, visited,
+        saves a replace per page (an insert is ~5x cheaper on SecantusDB).
+        """
         new, old = [], []
-        for fp in sorted(self.dirty):
+        keep = set() if final else (self.scheduled - self.observed) & self.dirty
+        for fp in sorted(self.dirty - keep):
             rec = self.records.get(fp)
             if rec is None:
                 continue
             (old if fp in self.stored else new).append(to_doc(rec))
-        self.dirty.clear()
+        self.dirty = keep
         return new, old
 
     def mark_stored(self, fps: Iterable[str]) -> None:

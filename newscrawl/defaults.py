@@ -31,12 +31,14 @@ NEWSCRAWL_LINKCLASS_USE_SHAPE = True
 #: Article-shaped crosswise links (other host or other branch, same registered domain) are
 #: content links too, not only their host entry.
 NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT = True
+#: Frames inside frames are followed this many levels deep at most (levels).
+NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH = 1
 #: At most this many links are read from one page (links); the rest are counted and skipped.
 NEWSCRAWL_LINKCLASS_MAX_LINKS = 5000
 
 # --- article extraction ----------------------------------------------------------------------
 #: Pages larger than this are not handed to the extractor (bytes); counted and skipped.
-NEWSCRAWL_EXTRACT_MAX_BYTES = 8 * 1024 * 1024
+NEWSCRAWL_EXTRACT_MAX_BYTES = 4 * 1024 * 1024
 
 # --- NewsPageRank (pipeline; seed 004 §3) ----------------------------------------------------
 NEWSCRAWL_NEWSRANK_ENABLED = True
@@ -101,6 +103,10 @@ NEWSCRAWL_REDIS_SERIALIZER = "json"
 NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES = 1
 #: In-process LRU cache of seen fingerprints in front of Redis (entries); 0 turns it off.
 NEWSCRAWL_REDIS_URL_CACHE = 65536
+#: The seen set belongs to a round: a worker starting on a drained frontier (nothing queued,
+#: leased or pending) empties it, so the next crawl can revisit known pages; restarts within a
+#: round keep it. False keeps fingerprints forever (scrapy-redis; revisits need dont_filter).
+NEWSCRAWL_REDIS_SEEN_PER_ROUND = True
 #: A worker closes after the shared frontier has been empty, with no request in flight on any
 #: worker, for this long (seconds).
 NEWSCRAWL_REDIS_IDLE_CLOSE = 30.0
@@ -121,6 +127,9 @@ NEWSCRAWL_POLITENESS_MIN_DELAY = 0.0
 NEWSCRAWL_POLITENESS_MAX_DELAY = 60.0
 #: Honour robots.txt ``Crawl-delay`` (read with Protego, Scrapy's robots.txt parser).
 NEWSCRAWL_POLITENESS_CRAWL_DELAY = True
+#: Response time of a host = the smallest of its last N measured response times (a busy worker
+#: notices responses late, which only adds); 1 = Mercator's literal last response time.
+NEWSCRAWL_POLITENESS_RT_WINDOW = 5
 #: File to append one JSON line per HTTP exchange to (host, start, end, worker; for overlap
 #: checks); empty: off.
 NEWSCRAWL_POLITENESS_LOG = ""

@@ -8,10 +8,15 @@ in :mod:`newscrawl.defaults`; this module only names keys and the values stored 
 =======================  ======  ==================================================================
 key                      type    content
 =======================  ======  ==================================================================
-``seen:<bucket>``        string  duplicate URL eliminator: packed fingerprint suffixes, fixed width
-                                 (``8 - NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES`` bytes each);
-                                 ``<bucket>`` is the fingerprint's first bytes in hex
-``seen:count``           string  number of fingerprints in the ``seen:*`` buckets
+``seen:<r>:<bucket>``    string  duplicate URL eliminator of round ``<r>``: packed fingerprint
+                                 suffixes, fixed width (``8 - NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES``
+                                 bytes each); ``<bucket>`` is the fingerprint's first bytes in hex
+``seen:<r>:count``       string  number of fingerprints in round ``<r>``'s buckets
+``round``                string  the current round: a worker that starts on a drained frontier
+                                 (nothing queued, leased or pending, no worker registered) starts
+                                 a new round with an empty seen set, so known pages can be
+                                 revisited (``NEWSCRAWL_REDIS_SEEN_PER_ROUND``); a restart within a
+                                 round keeps it
 ``q:<host>``             zset    the host's queued requests; score = -priority, member =
                                  ``<12 hex digits sequence>:<serialized request>`` (FIFO within a
                                  priority, and identical requests never collapse)
@@ -35,8 +40,9 @@ templates: the layout needs a single Redis server (not Redis Cluster).
 
 from __future__ import annotations
 
-SEEN_BUCKET_KEY = "%(ns)s:seen:%(bucket)s"
-SEEN_COUNT_KEY = "%(ns)s:seen:count"
+SEEN_BUCKET_KEY = "%(ns)s:seen:%(round)s:%(bucket)s"
+SEEN_COUNT_KEY = "%(ns)s:seen:%(round)s:count"
+ROUND_KEY = "%(ns)s:round"
 HOST_QUEUE_KEY = "%(ns)s:q:%(host)s"
 READY_KEY = "%(ns)s:ready"
 LEASES_KEY = "%(ns)s:leases"

@@ -14,7 +14,8 @@ When discovery is done (the spider is idle for the first time) it schedules the 
 known articles, within what is left of the budget. When the spider has closed (every pipeline
 flushed) it writes the last records and the host policies, merges the run's staged writes in the
 ``shadow`` update mode (one transaction), recomputes PageRank over the stored link graph
-(seed 002 §1.2, d = ``NEWSCRAWL_PAGERANK_DAMPING``) and writes the ranks that changed, and, when
+(seed 002 §1.2, d = ``NEWSCRAWL_PAGERANK_DAMPING``) when the run stored a channel page (the
+graph's only source of links) or a page has no rank yet, writes the ranks that changed, and, when
 ``NEWSCRAWL_MAX_PAGES`` bounds the store, evicts the pages that rank lowest (seed 000).
 
 Update modes (``NEWSCRAWL_UPDATE_MODE``; seed 002 §2):
@@ -58,7 +59,7 @@ from newscrawl.algorithms.pagerank import PageInfo, eviction_order, pagerank
 from newscrawl.algorithms.revisitplan import RevisitConfig
 from newscrawl.crawlstate import RunState, parse_now
 from newscrawl.embedded import resolve_mongo_uri
-from newscrawl.store import NewsStore, StoreUnavailable
+from newscrawl.store import NewsStore
 from middlewares.budget import budget_of
 from middlewares.revisit import due_article_requests
 
@@ -112,6 +113,10 @@ class CrawlStatePipeline:
         self._loop: task.LoopingCall | None = None
         self._released = False
         self._closed = False
+        self._last_flush = time.monotonic()
+        #: PageRank is recomputed when the stored link graph may have changed: a channel page
+        #: was stored in this run (links come only from channel pages), or never computed yet.
+        self.graph_changed = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CrawlStatePipeline:
@@ -162,14 +167,23 @@ class CrawlStatePipeline:
     # -- open -----------------------------------------------------------------------------------
 
     async def open_spider(self, spider: Any = None) -> None:
-        await maybe_deferred_to_future(threads.deferToThread(self._open))
+        try:
+            await maybe_deferred_to_future(threads.deferToThread(self._open))
+        except Exception as exc:  # noqa: BLE001 - crawl on as a first run, like the storage pipeline
+            logger.error("Crawl state unavailable (%s): this run crawls as a first run and "
+                         "records nothing", exc)
+            self.stats.inc_value("newscrawl/crawlstate/errors")
+            if self.store is not None:
+                self.store.close()
+            self.store = None
+            self.state.loaded = True
         self.stats.set_value("newscrawl/crawlstate/loaded", len(self.state.records))
         self.stats.set_value("newscrawl/crawlstate/hosts_loaded", len(self.state.hosts))
         logger.info("Crawl state: %d known page(s), %d host(s); run %s (%s%s)",
                     len(self.state.records), len(self.state.hosts), self.state.run_id,
                     self.state.mode, f", budget {self.state.budget}" if self.state.budget else "")
         self._loop = task.LoopingCall(self._tick)
-        self._loop.start(self.flush_interval, now=False)
+        self._loop.start(1.0, now=False)
 
     def _open(self) -> None:
         self.uri, self.embedded = resolve_mongo_uri(
@@ -190,6 +204,8 @@ class CrawlStatePipeline:
         if not fp:
             return item
         state = self.state
+        if adapter.get("kind") == "node":
+            self.graph_changed = True  # a channel page was stored: its links may have changed
         record_fp = state.aliases.get(fp, fp)
         weight = adapter.get("weight")
         if isinstance(weight, (int, float)):
@@ -199,8 +215,6 @@ class CrawlStatePipeline:
             if self.versions and self.store is not None:
                 doc = {k: adapter.get(k) for k in ("title", "text", "published", "authors")}
                 await maybe_deferred_to_future(threads.deferToThread(self._archive, fp, doc))
-        if len(state.dirty) >= self.flush_size:
-            self._flush()
         return item
 
     def _archive(self, fp: str, doc: dict[str, Any]) -> None:
@@ -222,13 +236,19 @@ class CrawlStatePipeline:
     # -- writes ---------------------------------------------------------------------------------
 
     def _tick(self) -> None:
-        if self.state.dirty or self.state.hosts_dirty:
-            self._flush()
-
-    def _flush(self) -> defer.Deferred:
+        """Every second: write when enough settled records wait or the interval is over."""
         state = self.state
-        new, old = state.drain()
+        if not (state.dirty or state.hosts_dirty):
+            return
+        settled = len(state.dirty - (state.scheduled - state.observed))
+        if settled >= self.flush_size or time.monotonic() - self._last_flush >= self.flush_interval:
+            self._flush(final=False)
+
+    def _flush(self, *, final: bool = True) -> defer.Deferred:
+        state = self.state
+        new, old = state.drain(final=final)
         hosts = state.drain_hosts()
+        self._last_flush = time.monotonic()
         if not (new or old or hosts) or self.store is None:
             return self._writer
 
@@ -255,7 +275,7 @@ class CrawlStatePipeline:
                 return n
             n = self.store.write_state(new, old)
             self.store.write_hosts(hosts)
-        except (StoreUnavailable, Exception) as exc:  # noqa: BLE001 - retried at the next flush
+        except Exception as exc:  # noqa: BLE001 - StoreUnavailable or other: retried later
             logger.error("Crawl state not written (%d records; retried later): %s",
                          len(new) + len(old), exc)
             self.stats.inc_value("newscrawl/crawlstate/errors")
@@ -289,6 +309,8 @@ class CrawlStatePipeline:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         if self.store is None:
+            if self.embedded is not None:
+                await maybe_deferred_to_future(threads.deferToThread(self.embedded.stop))
             return
         await maybe_deferred_to_future(self._flush())
         newsrank = getattr(self.crawler, "newscrawl_newsrank", None)
@@ -299,7 +321,8 @@ class CrawlStatePipeline:
         try:
             if self.state.mode == "shadow":
                 self._merge(weights)
-            if self.pagerank:
+            if self.pagerank and (self.graph_changed or any(
+                    r.get("pagerank") is None for r in self.state.records.values())):
                 self._pagerank()
             if self.max_pages:
                 self._evict()

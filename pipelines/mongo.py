@@ -23,6 +23,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer, threads
+from twisted.python.failure import Failure
 
 from newscrawl import defaults
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
@@ -116,7 +117,8 @@ class MongoPipeline:
             return
         if any(replayed.values()):
             logger.info("Replayed spilled items from %s: %s", self.spill_path, replayed)
-            self.stats.inc_value("newscrawl/store/replayed", sum(replayed.values()))
+            self.stats.inc_value("newscrawl/store/replayed",
+                                 replayed.get("articles", 0) + replayed.get("nodes", 0))
 
     # -- items --------------------------------------------------------------------------------
 
@@ -145,6 +147,10 @@ class MongoPipeline:
 
         def done(result):
             self._queued -= 1
+            if isinstance(result, Failure):  # never let one failure stop every later write
+                logger.error("Store writer failed: %s", result.getTraceback())
+                self.stats.inc_value("newscrawl/store/errors")
+                return None
             return result
 
         self._writer = self._writer.addCallback(write).addBoth(done)
@@ -172,7 +178,13 @@ class MongoPipeline:
                 self.stats.inc_value(f"newscrawl/store/{key}", value)
 
     def _spill(self, docs: list[dict], why: str) -> None:
-        spill(docs, self.spill_path)
+        try:
+            spill(docs, self.spill_path)
+        except OSError:
+            logger.exception("Could not write %d item(s) to the spill file %s: they are lost",
+                             len(docs), self.spill_path)
+            self.stats.inc_value("newscrawl/store/lost", len(docs))
+            return
         self.stats.inc_value("newscrawl/store/spilled", len(docs))
         logger.error("MongoDB unavailable (%s): %d item(s) spilled to %s, replayed at the next "
                      "start", why, len(docs), self.spill_path)

@@ -72,7 +72,8 @@ class NewsRankPipeline:
         for link in adapter.get("links") or ():
             link_r0 = link_score(link.get("features") or {}, self.weights, floor=self.floor)
             link["r0"] = link_r0
-            self._edge(link["source_fp"], link["target_fp"], link_r0)
+            if link.get("role") != "dropped":  # dropped links are never fetched: no weight to carry
+                self._edge(link["source_fp"], link["target_fp"], link_r0)
         self.stats.inc_value("newscrawl/newsrank/scored")
         return item
 

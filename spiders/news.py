@@ -19,6 +19,8 @@ from pathlib import Path
 
 import scrapy
 from scrapy.http import TextResponse
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import threads
 
 from newscrawl import defaults
 from newscrawl.algorithms.extraction import extract_article
@@ -53,8 +55,15 @@ def read_entry_urls(start_urls: str | None = None, seeds: str | None = None) -> 
     for url in urls:
         if not url:
             continue
+        if any(ch.isspace() for ch in url):
+            logger.warning("Skipping entry %r: a URL has no spaces", url)
+            continue
         if "://" not in url:
             url = "http://" + url
+        scheme = url.split("://", 1)[0].lower()
+        if scheme not in ("http", "https"):
+            logger.warning("Skipping entry %r: only http and https URLs are crawled", url)
+            continue
         if not host_of(url):
             raise ValueError(f"entry URL has no host: {url!r}")
         if url not in out:
@@ -165,20 +174,33 @@ class NewsSpider(scrapy.Spider):
         title = response.xpath("normalize-space(//title)").get() or None
         yield NodeItem(kind="node", title=title, **fields)
 
-    def parse_article(self, response):
-        """Extract one article (content page)."""
+    #: Run the extractor in Scrapy's thread pool, so a slow page never stalls the reactor
+    #: (downloads and timeouts go on meanwhile). Tests switch it off to call it inline.
+    extract_in_thread = True
+
+    async def parse_article(self, response):
+        """Extract one article (content page); the extractor runs off the reactor thread."""
         if self._skip_non_html(response):
             return
         fields = self._page_fields(response)
+        stats = self.crawler.stats
         if len(response.body) > self.extract_max_bytes:
-            self.crawler.stats.inc_value("newscrawl/extraction/skipped_too_large")
+            stats.inc_value("newscrawl/extraction/skipped_too_large")
             logger.warning("Not extracting %s: %d bytes > NEWSCRAWL_EXTRACT_MAX_BYTES", response.url,
                            len(response.body))
             article = {"title": None, "published": None, "authors": [], "text": "",
                        "language": None, "canonical_url": None, "description": None}
         else:
-            article = extract_article(response.text, response.url)
-            self.crawler.stats.inc_value(
-                "newscrawl/extraction/ok" if article.get("text") else "newscrawl/extraction/empty")
+            if self.extract_in_thread:
+                article = await maybe_deferred_to_future(
+                    threads.deferToThread(extract_article, response.text, response.url))
+            else:
+                article = extract_article(response.text, response.url)
+            if not article.get("text"):
+                stats.inc_value("newscrawl/extraction/empty")
+            elif not article.get("title"):
+                stats.inc_value("newscrawl/extraction/no_title")
+            else:
+                stats.inc_value("newscrawl/extraction/ok")
         yield ArticleItem(kind="article", **fields, **{k: article.get(k) for k in (
             "title", "published", "authors", "text", "language", "canonical_url", "description")})

@@ -25,7 +25,10 @@ pytestmark = pytest.mark.slow
 
 UTC = dt.timezone.utc
 # The run clock of each run (-a now=): 30 days apart, so every known page is due again.
-RUN_TIMES = ["2024-10-02T00:00:00Z", "2024-11-01T00:00:00Z", "2024-12-01T00:00:00Z"]
+RUN_TIMES = ["2024-10-02T00:00:00Z", "2024-11-01T00:00:00Z", "2024-12-01T00:00:00Z",
+             "2024-12-31T00:00:00Z"]
+#: Run 4 may send this many requests (-a budget=).
+BUDGET = 6
 
 
 @contextmanager
@@ -57,9 +60,10 @@ def runs(tmp_path_factory):
     results = []
     with changing_sites(state_file) as urls:
         seen = 0
-        for number, (version, now) in enumerate(zip((1, 2, 2), RUN_TIMES), 1):
+        for number, (version, now) in enumerate(zip((1, 2, 2, 2), RUN_TIMES), 1):
             state_file.write_text(str(version))
-            proc = crawl(["-a", "start_urls=" + ",".join(urls.values()), "-a", f"now={now}"],
+            budget = ["-a", f"budget={BUDGET}"] if number == 4 else []
+            proc = crawl(["-a", "start_urls=" + ",".join(urls.values()), "-a", f"now={now}", *budget],
                          tmp / "data", settings={"LOG_LEVEL": "INFO"})
             requests, seen = _requests(log, seen)
             results.append({"stats": stats_of(proc.stderr), "requests": requests, "log": proc.stderr})
@@ -176,3 +180,18 @@ def test_crawl_state_records_and_page_sets(runs):
         assert not any(h["changed"] for h in article["history"])
         assert article["estimator"] == "correction_decay" and article["role"] == "content"
         assert article["due"] > run3 + dt.timedelta(days=6)  # correction window long over
+
+
+def test_run4_spends_its_budget_on_the_entry_pages_first(runs):
+    urls, data, results = runs
+    stats, requests = results[3]["stats"], results[3]["requests"]
+    sent = sum(n for (site, method, status), n in requests.items()) - 4  # robots.txt is free
+    assert sent == _n(stats, "newscrawl/budget/spent") == BUDGET
+    assert _n(stats, "newscrawl/budget/refused") > 0
+    assert _n(stats, "newscrawl/revisit/due_articles") == 0  # re-checks wait for budget left over
+    run4 = dt.datetime.fromisoformat(RUN_TIMES[3].replace("Z", "+00:00"))
+    with open_store(data) as store:
+        entries = list(store.pages.find({"seed": True}))
+        assert all(e["last_visit"] >= run4 for e in entries)  # every entry page was checked
+        # what the budget did not reach is still due
+        assert store.pages.count_documents({"due": {"$lte": run4}}) >= 25 - BUDGET

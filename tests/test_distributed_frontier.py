@@ -71,11 +71,12 @@ def test_bucket_scan_only_matches_on_record_boundaries(redis_server, namespace):
 def test_fingerprints_cost_at_most_16_bytes_per_url_in_redis(redis_server, namespace):
     frontier = RedisFrontier(redis_server, namespace, prefix_bytes=1)
     n = 10_000
+    frontier._load_scripts()
     pipe = redis_server.pipeline(transaction=False)
     for i in range(n):
         bucket, suffix = split_fingerprint(_fp(i), 1)
-        frontier._add_seen(keys=[frontier.bucket_key(bucket), frontier.k_seen_count],
-                           args=[suffix], client=pipe)
+        pipe.evalsha(frontier._sha["add_seen"], 2, frontier.bucket_key(bucket),
+                     frontier.k_seen_count, suffix)
     assert sum(pipe.execute()) == n
     per_url = frontier.seen_memory() / n
     assert per_url <= 16, per_url
@@ -211,6 +212,62 @@ def test_acknowledged_requests_are_not_requeued(redis_server, namespace):
     requeued, freed, _, _ = frontier.heartbeat(leaving=True)
     assert (requeued, freed) == (1, 1)
     assert len(frontier) == 1 and frontier.live_workers() == []
+
+
+def test_a_drained_frontier_starts_a_new_round_of_the_seen_set(redis_server, namespace):
+    first = RedisFrontier(redis_server, namespace)
+    second = RedisFrontier(redis_server, namespace, worker_timeout=0.2)
+    assert first.join() and first.round == 1
+    assert not second.join() and second.round == 1  # joins the running round
+    assert first.push("h.example", b"x", score=0, fingerprint=_fp(1))
+    second.pop()  # second takes the request and dies (no leave, no ack)
+    first.heartbeat(leaving=True)
+    time.sleep(0.25)
+    restarted = RedisFrontier(redis_server, namespace)
+    assert not restarted.join()  # the dead worker is still registered: the round goes on
+    assert restarted.heartbeat()[0] == 1  # its request comes back
+    assert not restarted.add_seen(_fp(1))
+    restarted.ack([restarted.pop().member])
+    restarted.release("h.example", restarted.host_state("h.example").get("lease", ""),
+                      pause=0, response_time=0)
+    restarted.heartbeat(leaving=True)
+    assert len(restarted) == 0
+    nxt = RedisFrontier(redis_server, namespace)
+    assert nxt.join() and nxt.round == 2  # drained: a new round, known pages may come again
+    assert nxt.add_seen(_fp(1))
+    assert not list(redis_server.scan_iter(match=f"{namespace}:seen:1:*"))
+    keep = RedisFrontier(redis_server, namespace)
+    nxt.heartbeat(leaving=True)
+    assert not keep.join(new_round=False) and keep.round == 2
+
+
+def test_queued_calls_go_out_in_order_with_the_next_pop(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.heartbeat()
+    frontier.push("h.example", b"page", score=0)
+    page = frontier.pop()
+    outcomes = []
+    frontier.push_later("h.example", b"link", score=0, fingerprint=_fp(1), callback=outcomes.append)
+    frontier.push_later("h.example", b"link", score=0, fingerprint=_fp(1), callback=outcomes.append)
+    frontier.release_later("h.example", page.token, pause=0, response_time=0.001,
+                           callback=outcomes.append)
+    frontier.ack_later([page.member], callback=outcomes.append)
+    assert frontier.queued_calls == 4 and len(frontier) == 0  # nothing sent yet
+    trips = frontier.round_trips
+    link = frontier.pop()
+    assert frontier.round_trips == trips + 1
+    assert outcomes == [True, False, (True, outcomes[2][1], 0), 1]
+    assert isinstance(link, Popped) and link.payload == b"link"
+    assert frontier.pending_count() == 1  # the link; the page was acknowledged
+
+
+def test_scripts_are_reloaded_after_a_script_flush(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.push("h.example", b"x", score=0)
+    redis_server.script_flush()
+    frontier.push_later("h.example", b"y", score=0, fingerprint=_fp(2))
+    assert isinstance(frontier.pop(), Popped)
+    assert len(frontier) == 1 and frontier.seen_count() == 1
 
 
 # --- queue, serializers, dead letters -----------------------------------------------------------

@@ -61,6 +61,10 @@ def test_article_shaped(url):
     "https://www.zeit.de/news/index",
     "https://www.heise.de/newsticker/",
     "https://www.sueddeutsche.de/",
+    "https://www.heise.de/newsticker/archiv/2024/01",
+    "https://www.zeit.de/2024/01",
+    "https://example.com/archive/2024/05/",
+    "https://example.com/2024/05/12/",
 ])
 def test_directory_pages(url):
     assert is_directory_page(url)

@@ -10,7 +10,8 @@ from spiders.news import NewsSpider, read_entry_urls
 
 def test_entry_urls_from_argument_and_seeds_file(tmp_path):
     seeds = tmp_path / "seeds.txt"
-    seeds.write_text("# portals\nhttps://www.qq.com/\n\nwww.sina.com.cn/  # no scheme\nhttps://www.qq.com/\n")
+    seeds.write_text("# portals\nhttps://www.qq.com/\n\nwww.sina.com.cn/  # no scheme\nhttps://www.qq.com/\n"
+                     "junk line here\nftp://files.example/\n")
     assert read_entry_urls("https://a.example/, https://b.example/", str(seeds)) == [
         "https://a.example/", "https://b.example/", "https://www.qq.com/", "http://www.sina.com.cn/"]
 
@@ -39,8 +40,14 @@ def test_bad_spider_arguments_fail_clearly(kwargs, message):
 def _spider(**kwargs):
     crawler = get_crawler(NewsSpider, {"NEWSCRAWL_EXTRACT_MAX_BYTES": 2000})
     spider = NewsSpider.from_crawler(crawler, start_urls="https://www.heise.de/", **kwargs)
+    spider.extract_in_thread = False  # no reactor here: extract inline
     crawler.stats.open_spider()
     return spider
+
+
+def _articles(spider, response):
+    import asyncio
+    return asyncio.run(_collect(spider.parse_article(response)))
 
 
 def test_settings_defaults_and_arguments():
@@ -75,16 +82,16 @@ def test_parse_node_and_parse_article():
     html = (b"<html><head><title>T</title></head><body><article><h1>Titel</h1>"
             + b"<p>Ein Absatz mit genug Text fuer die Extraktion.</p>" * 5 + b"</article></body></html>")
     html = html[:1990]
-    article = next(iter(spider.parse_article(_response("https://www.heise.de/news/a-b-c-d-1.html", html))))
+    article = _articles(spider, _response("https://www.heise.de/news/a-b-c-d-1.html", html))[0]
     assert isinstance(article, ArticleItem) and article["kind"] == "article" and len(article["fp"]) == 16
 
 
 def test_huge_and_non_html_pages_are_counted_skips():
     spider = _spider()
     big = _response("https://www.heise.de/news/big-page-here-now-1.html", b"<html>" + b"x" * 5000)
-    article = next(iter(spider.parse_article(big)))
+    article = _articles(spider, big)[0]
     assert article["text"] == "" and spider.crawler.stats.get_value(
         "newscrawl/extraction/skipped_too_large") == 1
     pdf = Response("https://www.heise.de/a.pdf", body=b"%PDF-1.4", request=Request("https://www.heise.de/a.pdf"))
-    assert list(spider.parse_article(pdf)) == []
+    assert _articles(spider, pdf) == []
     assert spider.crawler.stats.get_value("newscrawl/spider/skipped_non_html") == 1

@@ -91,3 +91,20 @@ def test_best_first_orders_by_weight():
     requests = [o for o in out if isinstance(o, Request)]
     top = max(requests, key=lambda r: r.priority)
     assert top.meta["newscrawl_weight"] == max(r.meta["newscrawl_weight"] for r in requests)
+
+
+def test_frame_chains_stop_at_the_frame_depth_limit():
+    _, spider, mw = _setup(depth="0")
+    body = b"<html><body><iframe src='/frame/1.html'></iframe><a href='/x'>x</a></body></html>"
+
+    def response(url, frame_depth):
+        meta = {"newscrawl_entry_url": SZ, "newscrawl_depth": 0, "newscrawl_role": "frame",
+                "newscrawl_frame_depth": frame_depth}
+        return HtmlResponse(url, body=body, encoding="utf-8", request=Request(url, meta=meta))
+
+    first = [o for o in _run(mw, spider, response(SZ + "page.html", 0)) if isinstance(o, Request)]
+    frames = [r for r in first if r.meta["newscrawl_link_class"] == "frame"]
+    assert [r.url for r in frames] == ["https://www.sueddeutsche.de/frame/1.html"]
+    assert frames[0].meta["newscrawl_frame_depth"] == 1
+    nested = [o for o in _run(mw, spider, response(frames[0].url, 1)) if isinstance(o, Request)]
+    assert not [r for r in nested if r.meta["newscrawl_link_class"] == "frame"]

@@ -119,7 +119,8 @@ def is_article_shaped(url: str) -> bool:
     an opaque alphanumeric id (``blog_64d61f9a0102xwy3``); a dated slug's ``index.html``.
     Never: media and script files, comment hosts, pages under taxonomy directories (``/tag/``,
     ``/thema/``, ``/author/``) or service directories (``/impressum``, ``/license/``), list pages
-    (``articlelist_…``, ``list2015….htm``), numbered special-topic directories (``car20180807/``).
+    (``articlelist_…``, ``list2015….htm``), numbered special-topic directories (``car20180807/``),
+    date archives and page numbers (``/archiv/2024/01``, ``/2024/05/12/``).
     Measured on hand-labelled real pages: ``benchmarks/linkclass_quality.py``.
     """
     parts = urlsplit(url)
@@ -147,6 +148,8 @@ def is_article_shaped(url: str) -> bool:
     stem = _FILE_EXTENSION.sub("", segment)
     if _LIST_NAME.search(stem):
         return False
+    if segment.isdigit() and len(segment) <= 4:
+        return False  # a date component or page number: /archiv/2024/01, /2024/05/12/, /page/3
     if _DATE_IN_PATH.search(path) and not _DATE_IN_PATH.fullmatch("/" + segment + "/"):
         return True
     if _LONG_NUMBER.search(stem) and not (trailing and not stem.isdigit() and not _SEPARATOR.search(stem)):

@@ -41,7 +41,7 @@ def pagerank(
 
     Args:
         edges: ``(source, target)`` links; duplicates count once, self-links are dropped
-            (a page does not vote for itself).
+            (a page does not vote for itself; the page is kept).
         nodes: pages to include even without links (they get the rank of an unlinked page).
         damping: ``d`` in (0, 1).
         tol: convergence tolerance of the power iteration (networkx: per-node L1 error × N).
@@ -60,7 +60,11 @@ def pagerank(
         raise ValueError(f"damping must lie in (0, 1), got {damping}")
     graph = nx.DiGraph()
     graph.add_nodes_from(nodes)
-    graph.add_edges_from((s, t) for s, t in edges if s != t)
+    for source, target in edges:
+        if source == target:
+            graph.add_node(source)
+        else:
+            graph.add_edge(source, target)
     n = graph.number_of_nodes()
     if n == 0:
         return {}

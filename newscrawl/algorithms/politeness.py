@@ -10,6 +10,7 @@ passed". The one-request-at-a-time part is enforced by the Redis frontier's per-
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 
 def next_delay(response_time: float, *, factor: float = 10.0, crawl_delay: float | None = None,
@@ -50,3 +51,26 @@ def next_delay(response_time: float, *, factor: float = 10.0, crawl_delay: float
     if crawl_delay is not None and math.isfinite(crawl_delay) and crawl_delay > delay:
         delay = float(crawl_delay)
     return delay
+
+
+def response_time_estimate(samples: Iterable[float]) -> float:
+    """Return a server's response time from its last few measured response times (seconds).
+
+    A crawler measures a response time as "request handed to the network → response read", and
+    a busy event loop (a worker parsing pages) only notices a finished response late: the delay
+    adds to every sample and is never negative, so the smallest recent sample is the best
+    estimate of the server's own time, while a server that really slows down raises all samples
+    and thus the minimum within a few requests. With a single sample this is Mercator's literal
+    "time it took to answer the previous request".
+
+    Args:
+        samples: recent response times in seconds (non-finite and negative values ignored).
+
+    Returns:
+        The smallest valid sample, or 0.0 when there is none.
+
+    >>> response_time_estimate([0.031, 0.004, 0.012])
+    0.004
+    """
+    valid = [s for s in samples if math.isfinite(s) and s >= 0]
+    return min(valid) if valid else 0.0

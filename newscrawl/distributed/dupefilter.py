@@ -64,8 +64,10 @@ class BucketDupeFilter(RFPDupeFilter):
                  stats=None, frontier: RedisFrontier | None = None):
         super().__init__(server, key, debug)
         self.fingerprinter = fingerprinter
-        self.frontier = frontier if frontier is not None else RedisFrontier(
-            server, key, prefix_bytes=prefix_bytes)
+        if frontier is None:
+            frontier = RedisFrontier(server, key, prefix_bytes=prefix_bytes)
+            frontier.current_round()
+        self.frontier = frontier
         self.cache = LRUSet(cache_size)
         self.persist = persist
         self.stats = stats
@@ -113,6 +115,10 @@ class BucketDupeFilter(RFPDupeFilter):
     def remember(self, fingerprint: bytes, *, new: bool) -> None:
         """Cache a fingerprint the shared set now holds; count it as new or as a Redis hit."""
         self.cache.add(fingerprint)
+        self.count(new=new)
+
+    def count(self, *, new: bool) -> None:
+        """Count a Redis answer: a new fingerprint, or one another worker (or run) had seen."""
         self._inc("new" if new else "redis_seen")
 
     def request_seen(self, request) -> bool:

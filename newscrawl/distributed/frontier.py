@@ -21,11 +21,17 @@ The keys are listed in :mod:`newscrawl.redis_defaults`.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from redis.exceptions import NoScriptError
 
 from newscrawl import redis_defaults as rk
 from newscrawl.algorithms.fingerprint import split_fingerprint
@@ -177,6 +183,20 @@ end
 return {requeued, freed, expired, #dead}
 """
 
+# KEYS: workers, size, leases, round. ARGV: worker, heartbeat ttl ms, may start a round ('1'/'0').
+# Registers the worker; starts a new round when the frontier is drained and nobody is registered.
+# Returns {round, 1 when this call started it}.
+_SCRIPT_JOIN = _NOW + """
+local fresh = 0
+if ARGV[3] == '1' and tonumber(redis.call('GET', KEYS[2]) or '0') <= 0
+    and redis.call('ZCARD', KEYS[3]) == 0 and redis.call('ZCARD', KEYS[1]) == 0 then
+  redis.call('INCR', KEYS[4])
+  fresh = 1
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+return {tonumber(redis.call('GET', KEYS[4]) or '0'), fresh}
+"""
+
 # KEYS: size, leases, workers. ARGV: pending prefix.
 # Returns {queued, leased hosts, pending requests of live workers}.
 _SCRIPT_ACTIVITY = """
@@ -218,6 +238,12 @@ class Wait:
 class RedisFrontier:
     """Redis keys and Lua scripts of one shared crawl.
 
+    Calls either run at once (:meth:`push`, :meth:`release`, :meth:`ack`, ...) or are queued
+    with :meth:`push_later`, :meth:`release_later` and :meth:`ack_later` and sent together, in
+    order, by the next :meth:`flush` or :meth:`pop` (one pipelined round trip: a busy worker
+    then pays one round trip per page instead of four). Queued calls are sent in the order they
+    were queued, so the links of a page always reach Redis before the page's acknowledgement.
+
     Args:
         server: a ``redis.Redis`` client with ``decode_responses=False`` (members are bytes).
         namespace: key namespace (``news``); see :mod:`newscrawl.redis_defaults`.
@@ -227,11 +253,15 @@ class RedisFrontier:
         worker_id: this worker's id (``None``: a new unique one).
 
     Raises:
-        ValueError: a client that decodes responses, or a bad ``prefix_bytes``.
+        ValueError: a client that decodes responses, a bad ``prefix_bytes``, a non-positive
+            ``lease_ttl`` or ``worker_timeout``.
         redis.exceptions.RedisError: the server is unreachable (from the first command).
     """
 
     MAX_POP_TRIES = 8
+    SCRIPTS = {"add_seen": _SCRIPT_ADD_SEEN, "push": _SCRIPT_PUSH, "pop": _SCRIPT_POP,
+               "release": _SCRIPT_RELEASE, "heartbeat": _SCRIPT_HEARTBEAT,
+               "activity": _SCRIPT_ACTIVITY, "join": _SCRIPT_JOIN}
 
     def __init__(self, server, namespace: str, *, prefix_bytes: int = 1, lease_ttl: float = 180.0,
                  worker_timeout: float = 30.0, worker_id: str | None = None):
@@ -240,13 +270,16 @@ class RedisFrontier:
             raise ValueError("the Redis client must not decode responses (REDIS_DECODE_RESPONSES)")
         if not 1 <= prefix_bytes <= 4:
             raise ValueError(f"prefix_bytes must be 1..4, got {prefix_bytes}")
+        if lease_ttl <= 0 or worker_timeout <= 0:
+            raise ValueError("lease_ttl and worker_timeout must be > 0 seconds")
         self.server = server
         self.namespace = namespace
         self.prefix_bytes = prefix_bytes
         self.lease_ttl_ms = int(lease_ttl * 1000)
         self.worker_timeout_ms = int(worker_timeout * 1000)
         self.worker_id = worker_id or new_worker_id()
-        self.k_seen_count = self._key(rk.SEEN_COUNT_KEY)
+        self.round = 0
+        self.k_round = self._key(rk.ROUND_KEY)
         self.k_ready = self._key(rk.READY_KEY)
         self.k_leases = self._key(rk.LEASES_KEY)
         self.k_workers = self._key(rk.WORKERS_KEY)
@@ -257,18 +290,20 @@ class RedisFrontier:
         self.queue_prefix = self._key(rk.HOST_QUEUE_KEY, host="")
         self.host_prefix = self._key(rk.HOST_STATE_KEY, host="")
         self.pending_prefix = self._key(rk.PENDING_KEY, worker="")
-        self._add_seen = server.register_script(_SCRIPT_ADD_SEEN)
-        self._push = server.register_script(_SCRIPT_PUSH)
-        self._pop = server.register_script(_SCRIPT_POP)
-        self._release = server.register_script(_SCRIPT_RELEASE)
-        self._heartbeat = server.register_script(_SCRIPT_HEARTBEAT)
-        self._activity = server.register_script(_SCRIPT_ACTIVITY)
+        self._sha = {name: hashlib.sha1(src.encode()).hexdigest() for name, src in
+                     self.SCRIPTS.items()}
+        self._batch: list[tuple[str, tuple, tuple, Callable | None]] = []
+        self.round_trips = 0
 
     def _key(self, template: str, **fields: str) -> str:
         return rk.key(template, self.namespace, **fields)
 
+    @property
+    def k_seen_count(self) -> str:
+        return self._key(rk.SEEN_COUNT_KEY, round=str(self.round))
+
     def bucket_key(self, bucket: str) -> str:
-        return self._key(rk.SEEN_BUCKET_KEY, bucket=bucket)
+        return self._key(rk.SEEN_BUCKET_KEY, round=str(self.round), bucket=bucket)
 
     def host_queue_key(self, host: str) -> str:
         return self._key(rk.HOST_QUEUE_KEY, host=host)
@@ -276,20 +311,86 @@ class RedisFrontier:
     def host_state_key(self, host: str) -> str:
         return self._key(rk.HOST_STATE_KEY, host=host)
 
+    # --- script calls ---------------------------------------------------------------------------
+
+    def _load_scripts(self) -> None:
+        for name, source in self.SCRIPTS.items():
+            self._sha[name] = self.server.script_load(source)
+
+    def _eval(self, name: str, keys, args):
+        """Run one script now (EVALSHA, loading the scripts once when Redis lacks them)."""
+        self.round_trips += 1
+        try:
+            return self.server.evalsha(self._sha[name], len(keys), *keys, *args)
+        except NoScriptError:
+            self._load_scripts()
+            return self.server.evalsha(self._sha[name], len(keys), *keys, *args)
+
+    def _run(self, ops: list, then: tuple | None = None) -> Any:
+        """Send queued ops (and ``then``, a script call whose result is returned) in one
+        pipelined round trip; hand each op's result to its callback."""
+        pipe = self.server.pipeline(transaction=False)
+        for kind, keys, args, _ in ops:
+            self._add(pipe, kind, keys, args)
+        if then is not None:
+            self._add(pipe, then[0], then[1], then[2])
+        self.round_trips += 1
+        results = pipe.execute(raise_on_error=False)
+        if any(isinstance(r, NoScriptError) for r in results):
+            # Redis lost its scripts (restart, SCRIPT FLUSH): load them and send again what
+            # did not run; the plain commands before did run and are not repeated.
+            self._load_scripts()
+            redo = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
+            pipe = self.server.pipeline(transaction=False)
+            every = ops + ([(then[0], then[1], then[2], None)] if then is not None else [])
+            for i in redo:
+                self._add(pipe, *every[i][:3])
+            self.round_trips += 1
+            for i, result in zip(redo, pipe.execute(raise_on_error=False)):
+                results[i] = result
+        for (kind, _, _, callback), result in zip(ops, results):
+            if isinstance(result, Exception):
+                logger.error("Redis %s failed: %s", kind, result)
+            elif callback is not None:
+                callback(result)
+        if then is None:
+            return None
+        if isinstance(results[-1], Exception):
+            raise results[-1]
+        return results[-1]
+
+    def _add(self, pipe, kind: str, keys, args) -> None:
+        if kind == "hdel":
+            pipe.hdel(keys[0], *args)
+        else:
+            pipe.evalsha(self._sha[kind], len(keys), *keys, *args)
+
+    def flush(self) -> int:
+        """Send every queued call; return how many there were."""
+        if not self._batch:
+            return 0
+        ops, self._batch = self._batch, []
+        self._run(ops)
+        return len(ops)
+
+    @property
+    def queued_calls(self) -> int:
+        return len(self._batch)
+
     # --- duplicate URL eliminator ---------------------------------------------------------------
 
     def add_seen(self, fingerprint: bytes) -> bool:
         """Add an 8-byte fingerprint to the seen set; True when it was new."""
         bucket, suffix = split_fingerprint(fingerprint, self.prefix_bytes)
-        return bool(self._add_seen(keys=[self.bucket_key(bucket), self.k_seen_count],
-                                   args=[suffix]))
+        return bool(self._eval("add_seen", [self.bucket_key(bucket), self.k_seen_count],
+                               [suffix]))
 
     def seen_count(self) -> int:
         return int(self.server.get(self.k_seen_count) or 0)
 
     def seen_keys(self) -> list[bytes]:
         """Names of the dupefilter's bucket keys (SCAN; the count key excluded)."""
-        pattern = _glob_escape(self._key(rk.SEEN_BUCKET_KEY, bucket="")) + "*"
+        pattern = _glob_escape(self.bucket_key("")) + "*"
         return [k for k in self.server.scan_iter(match=pattern, count=1000)
                 if k != self.k_seen_count.encode()]
 
@@ -303,9 +404,19 @@ class RedisFrontier:
 
     # --- queue ----------------------------------------------------------------------------------
 
+    def _push_call(self, host: str, payload: bytes, score: float, fingerprint: bytes | None):
+        if fingerprint is None:
+            bucket_key, suffix = self.bucket_key("-"), b""
+        else:
+            bucket, suffix = split_fingerprint(fingerprint, self.prefix_bytes)
+            bucket_key = self.bucket_key(bucket)
+        keys = (bucket_key, self.k_seen_count, self.host_queue_key(host), self.k_ready,
+                self.host_state_key(host), self.k_size, self.k_seq)
+        return keys, (suffix, repr(float(score)), payload, host)
+
     def push(self, host: str, payload: bytes, *, score: float,
              fingerprint: bytes | None = None) -> bool:
-        """Queue a serialized request on ``host``'s queue.
+        """Queue a serialized request on ``host``'s queue, now.
 
         Args:
             host: canonical host of the request.
@@ -318,28 +429,39 @@ class RedisFrontier:
         Returns:
             True when queued, False when the fingerprint had been seen.
         """
-        if fingerprint is None:
-            bucket_key, suffix = self.bucket_key("-"), b""
-        else:
-            bucket, suffix = split_fingerprint(fingerprint, self.prefix_bytes)
-            bucket_key = self.bucket_key(bucket)
-        return bool(self._push(
-            keys=[bucket_key, self.k_seen_count, self.host_queue_key(host), self.k_ready,
-                  self.host_state_key(host), self.k_size, self.k_seq],
-            args=[suffix, repr(float(score)), payload, host]))
+        self.flush()
+        keys, args = self._push_call(host, payload, score, fingerprint)
+        return bool(self._eval("push", keys, args))
+
+    def push_later(self, host: str, payload: bytes, *, score: float,
+                   fingerprint: bytes | None = None,
+                   callback: Callable[[bool], None] | None = None) -> None:
+        """:meth:`push` at the next flush; ``callback(queued)`` receives the outcome."""
+        keys, args = self._push_call(host, payload, score, fingerprint)
+        self._batch.append(("push", keys, args,
+                            (lambda r: callback(bool(r))) if callback else None))
+
+    def _pop_call(self):
+        return ("pop", (self.k_ready, self.k_leases, self.k_size, self.k_pending, self.k_seq),
+                (self.queue_prefix, self.host_prefix, self.lease_ttl_ms, self.MAX_POP_TRIES))
 
     def pop(self) -> Popped | Wait:
-        """Lease the first ready host and take its best request (see the module docstring)."""
-        result = self._pop(keys=[self.k_ready, self.k_leases, self.k_size, self.k_pending,
-                                 self.k_seq],
-                           args=[self.queue_prefix, self.host_prefix, self.lease_ttl_ms,
-                                 self.MAX_POP_TRIES])
+        """Send queued calls, then lease the first ready host and take its best request (see
+        the module docstring), in one round trip."""
+        ops, self._batch = self._batch, []
+        result = self._run(ops, then=self._pop_call())
         member = result[0]
         if not member:
             return Wait(wait_ms=int(result[1]), now_ms=int(result[2]))
         return Popped(member=member, host=result[1].decode("utf-8"),
                       token=result[4].decode("ascii"), now_ms=int(result[2]),
                       inflight=int(result[3]))
+
+    def _release_call(self, host, token, pause, response_time, error):
+        keys = (self.host_state_key(host), self.k_ready, self.k_leases, self.host_queue_key(host))
+        args = (token, host, int(round(pause * 1000)), int(round(response_time * 1000)),
+                "1" if error else "0")
+        return keys, args
 
     def release(self, host: str, token: str, *, pause: float, response_time: float,
                 error: bool = False) -> tuple[bool, int, int]:
@@ -350,24 +472,37 @@ class RedisFrontier:
             ``(released, now_ms, pause_ms)``; ``released`` is False when the caller no longer
             holds the lease (it expired, or the request was requeued after a worker died).
         """
-        result = self._release(
-            keys=[self.host_state_key(host), self.k_ready, self.k_leases,
-                  self.host_queue_key(host)],
-            args=[token, host, int(round(pause * 1000)), int(round(response_time * 1000)),
-                  "1" if error else "0"])
+        self.flush()
+        result = self._eval("release", *self._release_call(host, token, pause, response_time,
+                                                           error))
         return bool(result[0]), int(result[1]), int(result[2])
+
+    def release_later(self, host: str, token: str, *, pause: float, response_time: float,
+                      error: bool = False,
+                      callback: Callable[[tuple[bool, int, int]], None] | None = None) -> None:
+        """:meth:`release` at the next flush (never earlier than asked: only more polite)."""
+        keys, args = self._release_call(host, token, pause, response_time, error)
+        self._batch.append(("release", keys, args, (lambda r: callback(
+            (bool(r[0]), int(r[1]), int(r[2])))) if callback else None))
 
     def ack(self, members: list[bytes]) -> int:
         """Forget finished requests of this worker (they are no longer recovered); count."""
         if not members:
             return 0
+        self.flush()
         return int(self.server.hdel(self.k_pending, *members))
+
+    def ack_later(self, members: list[bytes], callback: Callable[[int], None] | None = None):
+        """:meth:`ack` at the next flush, after every call queued before it."""
+        if members:
+            self._batch.append(("hdel", (self.k_pending,), tuple(members), callback))
 
     def pending_count(self) -> int:
         return int(self.server.hlen(self.k_pending))
 
     def dead_letter(self, popped: Popped) -> None:
         """Move an undecodable popped entry to the dead-letter list and free its host."""
+        self.flush()
         pipe = self.server.pipeline(transaction=True)
         pipe.lpush(self.k_dead, popped.member)
         pipe.hdel(self.k_pending, popped.member)
@@ -384,19 +519,53 @@ class RedisFrontier:
         Returns:
             ``(requeued requests, freed leases, expired leases, workers removed)``.
         """
-        result = self._heartbeat(
-            keys=[self.k_workers, self.k_leases, self.k_ready, self.k_size],
-            args=[self.namespace, self.queue_prefix, self.host_prefix, self.pending_prefix,
-                  self.worker_id, self.worker_timeout_ms, "1" if leaving else "0"])
+        self.flush()
+        result = self._eval(
+            "heartbeat", [self.k_workers, self.k_leases, self.k_ready, self.k_size],
+            [self.namespace, self.queue_prefix, self.host_prefix, self.pending_prefix,
+             self.worker_id, self.worker_timeout_ms, "1" if leaving else "0"])
         return tuple(int(v) for v in result)  # type: ignore[return-value]
+
+    def join(self, *, new_round: bool = True) -> bool:
+        """Register this worker and take the current round of the seen set.
+
+        Args:
+            new_round: start a new round (an empty seen set) when the frontier is drained —
+                nothing queued or leased and no worker registered (a crashed worker stays
+                registered until recovered, so a restart after a crash continues its round).
+
+        Returns:
+            True when this call started a new round; the previous round's seen set is then
+            deleted.
+        """
+        self.flush()
+        current, fresh = self._eval("join", [self.k_workers, self.k_size, self.k_leases,
+                                             self.k_round],
+                                    [self.worker_id, self.worker_timeout_ms,
+                                     "1" if new_round else "0"])
+        self.round = int(current)
+        if fresh:
+            pattern = _glob_escape(self._key(rk.SEEN_BUCKET_KEY, round="", bucket=""))[:-1] + "*"
+            stale = [k for k in self.server.scan_iter(match=pattern, count=1000)
+                     if not k.decode().startswith(self._key(rk.SEEN_BUCKET_KEY, round=str(
+                         self.round), bucket=""))]
+            for start in range(0, len(stale), 500):
+                self.server.unlink(*stale[start:start + 500])
+        return bool(fresh)
+
+    def current_round(self) -> int:
+        """Read the current round (for users of the seen set that do not :meth:`join`)."""
+        self.round = int(self.server.get(self.k_round) or 0)
+        return self.round
 
     def live_workers(self) -> list[str]:
         return [w.decode("utf-8") for w in self.server.zrange(self.k_workers, 0, -1)]
 
     def activity(self) -> tuple[int, int, int]:
         """``(queued requests, leased hosts, pending requests of live workers)``."""
-        result = self._activity(keys=[self.k_size, self.k_leases, self.k_workers],
-                                args=[self.pending_prefix])
+        self.flush()
+        result = self._eval("activity", [self.k_size, self.k_leases, self.k_workers],
+                            [self.pending_prefix])
         return int(result[0]), int(result[1]), int(result[2])
 
     def __len__(self) -> int:
@@ -418,6 +587,7 @@ class RedisFrontier:
 
     def clear(self) -> int:
         """Delete every key of the namespace (frontier, seen set, states); count of keys."""
+        self._batch = []
         pattern = _glob_escape(self.namespace) + ":*"
         deleted = 0
         batch: list[bytes] = []
@@ -429,6 +599,31 @@ class RedisFrontier:
         if batch:
             deleted += self.server.delete(*batch)
         return deleted
+
+
+_SHARED: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def frontier_for(crawler) -> RedisFrontier:
+    """The one :class:`RedisFrontier` of a crawler (shared by its scheduler and its politeness
+    middleware, so their queued calls go out in one pipeline), built from its settings."""
+    frontier = _SHARED.get(crawler)
+    if frontier is None:
+        from scrapy_redis.connection import get_redis_from_settings
+
+        from newscrawl import defaults
+
+        s = crawler.settings
+        template = s.get("NEWSCRAWL_REDIS_NAMESPACE", defaults.NEWSCRAWL_REDIS_NAMESPACE)
+        frontier = RedisFrontier(
+            get_redis_from_settings(s), str(template) % {"spider": crawler.spidercls.name},
+            prefix_bytes=s.getint("NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES",
+                                  defaults.NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES),
+            lease_ttl=s.getfloat("NEWSCRAWL_REDIS_LEASE_TTL", defaults.NEWSCRAWL_REDIS_LEASE_TTL),
+            worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT",
+                                      defaults.NEWSCRAWL_REDIS_WORKER_TIMEOUT))
+        _SHARED[crawler] = frontier
+    return frontier
 
 
 def _glob_escape(text: str) -> str:

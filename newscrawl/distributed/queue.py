@@ -19,6 +19,7 @@ import logging
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
+from scrapy import Request
 from scrapy.utils.request import request_from_dict
 from scrapy_redis.queue import Base
 
@@ -27,6 +28,8 @@ from newscrawl.distributed.frontier import Popped, RedisFrontier, Wait
 from newscrawl.distributed.serializer import SerializationError, get_serializer
 
 logger = logging.getLogger(__name__)
+
+_UNKNOWN = object()
 
 #: Request meta key holding ``[host, lease token]`` while the request holds its host's lease.
 LEASE_META = "newscrawl_lease"
@@ -78,6 +81,40 @@ class HostQueue(Base):
         payload = self._encode_request(request)
         return self.frontier.push(self.host_of(request.url), payload, score=-request.priority,
                                   fingerprint=fingerprint)
+
+    def push_later(self, request, fingerprint: bytes | None = None, callback=None) -> None:
+        """:meth:`push` with the frontier's next round trip; ``callback(queued: bool)``.
+
+        Raises:
+            SerializationError: the request's meta cannot be serialized.
+        """
+        if request.meta.get(LEASE_META) is not None:
+            del request.meta[LEASE_META]
+        payload = self._encode_request(request)
+        self.frontier.push_later(self.host_of(request.url), payload, score=-request.priority,
+                                 fingerprint=fingerprint, callback=callback)
+
+    def _encode_request(self, request):
+        """Serialize ``request.to_dict()`` with callback/errback names found without
+        ``inspect.getmembers`` over the spider (Scrapy's way, slow on every push)."""
+        data = {"url": request.url, "callback": self._method_name(request.callback),
+                "errback": self._method_name(request.errback), "headers": dict(request.headers)}
+        if data["callback"] is _UNKNOWN or data["errback"] is _UNKNOWN:
+            return super()._encode_request(request)
+        for attr in request.attributes:
+            data.setdefault(attr, getattr(request, attr))
+        if type(request) is not Request:  # noqa: E721 - exactly what Request.to_dict checks
+            data["_class"] = request.__module__ + "." + request.__class__.__name__
+        return self.serializer.dumps(data)
+
+    def _method_name(self, func):
+        if func is None or not callable(func):
+            return func
+        name = getattr(func, "__name__", None)
+        own = getattr(self.spider, name, None) if name else None
+        if own is not None and getattr(own, "__func__", None) is getattr(func, "__func__", object()):
+            return name
+        return _UNKNOWN
 
     def pop(self, timeout=0):
         """Return the next request of a ready host with its lease in meta, or ``None``.

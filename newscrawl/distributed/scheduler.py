@@ -13,6 +13,11 @@ Scrapy handled:
 * the frontier persists by default (``SCHEDULER_PERSIST`` is set on by the add-on; with it off
   the namespace is flushed only by the last live worker, never under a running one); likewise
   ``SCHEDULER_FLUSH_ON_START`` is ignored, with a warning, while other workers are alive;
+* scrapy-redis keeps the seen set forever, so a persistent crawl can never fetch a page again
+  (revisits need ``dont_filter``); here the seen set belongs to a *round*: a worker that starts
+  on a drained frontier (nothing queued, leased or pending, no worker registered) starts a new
+  round with an empty seen set, and the revisit middleware decides which known pages are due.
+  Restarts after a crash or a Ctrl-C continue the round (``NEWSCRAWL_REDIS_SEEN_PER_ROUND``);
 * requests are serialized by a pinned serializer (JSON, or pickle protocol 4), undecodable
   entries go to the dead-letter list;
 * a popped request stays in the worker's pending set until the engine has finished it (downloaded
@@ -44,13 +49,12 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.asyncio import call_later, create_looping_call
 from scrapy.utils.misc import load_object
-from scrapy_redis.connection import get_redis_from_settings
 from scrapy_redis.scheduler import Scheduler
 
 from newscrawl import defaults
 from newscrawl.algorithms.politeness import next_delay
 from newscrawl.distributed.dupefilter import BucketDupeFilter, namespace_from_settings
-from newscrawl.distributed.frontier import RedisFrontier
+from newscrawl.distributed.frontier import RedisFrontier, frontier_for
 from newscrawl.distributed.queue import LEASE_META, HostQueue
 from newscrawl.distributed.serializer import SerializationError, get_serializer
 
@@ -58,36 +62,55 @@ logger = logging.getLogger(__name__)
 
 
 class DistributedScheduler(Scheduler):
-    """The shared-frontier scheduler; built by Scrapy through :meth:`from_crawler`."""
+    """The shared-frontier scheduler; built by Scrapy through :meth:`from_crawler`.
+
+    The Redis side (keys, prefix bytes, lease TTL) is the crawler's
+    :func:`~newscrawl.distributed.frontier.frontier_for`, shared with the politeness middleware.
+
+    Args:
+        server: the Redis client.
+        crawler: the crawler (settings, stats, signals, engine).
+        persist: ``SCHEDULER_PERSIST``; flush_on_start: ``SCHEDULER_FLUSH_ON_START``.
+        dupefilter_cls: a :class:`BucketDupeFilter` (sub)class path.
+        serializer: request serializer (default JSON).
+        idle_close: seconds of global quiet before closing.
+        worker_timeout: heartbeat lifetime (s); heartbeats every third of it.
+        poll_interval: seconds between frontier-loop runs.
+        aliases, fold_www: canonical host mapping of queues.
+        min_delay: pause used when a lease must be released without a response time.
+        seen_per_round: start a new seen-set round on a drained frontier.
+
+    Raises:
+        ValueError: a negative ``idle_close`` or a non-positive interval.
+    """
 
     def __init__(self, server, *, crawler, persist: bool = True, flush_on_start: bool = False,
                  dupefilter_cls: str = "newscrawl.distributed.dupefilter.BucketDupeFilter",
-                 serializer=None, prefix_bytes: int = defaults.NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES,
-                 idle_close: float = defaults.NEWSCRAWL_REDIS_IDLE_CLOSE,
+                 serializer=None, idle_close: float = defaults.NEWSCRAWL_REDIS_IDLE_CLOSE,
                  worker_timeout: float = defaults.NEWSCRAWL_REDIS_WORKER_TIMEOUT,
-                 lease_ttl: float = defaults.NEWSCRAWL_REDIS_LEASE_TTL,
                  poll_interval: float = defaults.NEWSCRAWL_REDIS_POLL_INTERVAL,
                  aliases: dict | None = None, fold_www: bool = defaults.NEWSCRAWL_ALIAS_FOLD_WWW,
-                 min_delay: float = defaults.NEWSCRAWL_POLITENESS_MIN_DELAY):
+                 min_delay: float = defaults.NEWSCRAWL_POLITENESS_MIN_DELAY,
+                 seen_per_round: bool = defaults.NEWSCRAWL_REDIS_SEEN_PER_ROUND):
         super().__init__(server, persist=persist, flush_on_start=flush_on_start,
                          queue_cls="newscrawl.distributed.queue.HostQueue",
                          dupefilter_cls=dupefilter_cls, idle_before_close=0,
                          serializer=serializer or get_serializer("json"))
-        if idle_close < 0 or worker_timeout <= 0 or lease_ttl <= 0 or poll_interval <= 0:
-            raise ValueError("idle_close must be >= 0; worker_timeout, lease_ttl and "
-                             "poll_interval must be > 0")
+        if idle_close < 0 or worker_timeout <= 0 or poll_interval <= 0:
+            raise ValueError("idle_close must be >= 0; worker_timeout and poll_interval > 0")
         self.crawler = crawler
         self.stats = crawler.stats
-        self.prefix_bytes = prefix_bytes
         self.idle_close = idle_close
         self.worker_timeout = worker_timeout
-        self.lease_ttl = lease_ttl
         self.poll_interval = poll_interval
         self.aliases = aliases or {}
         self.fold_www = fold_www
         self.min_delay = min_delay
+        self.seen_per_round = seen_per_round
         self.frontier: RedisFrontier | None = None
         self._popped: dict[bytes, object] = {}
+        self._unsent = 0  # requests handed to push_later whose outcome is not back yet
+        self._idle_until = 0.0  # monotonic time before which next_request need not ask Redis
         self._loop = None
         self._wake_call = None
         self._wake_at = 0.0
@@ -102,7 +125,7 @@ class DistributedScheduler(Scheduler):
     @classmethod
     def from_crawler(cls, crawler):
         s = crawler.settings
-        server = get_redis_from_settings(s)
+        server = frontier_for(crawler).server
         server.ping()  # fail at start, not at the first request
         return cls(
             server, crawler=crawler,
@@ -112,18 +135,17 @@ class DistributedScheduler(Scheduler):
             "newscrawl.distributed.dupefilter.BucketDupeFilter",
             serializer=get_serializer(s.get("NEWSCRAWL_REDIS_SERIALIZER",
                                             defaults.NEWSCRAWL_REDIS_SERIALIZER)),
-            prefix_bytes=s.getint("NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES",
-                                  defaults.NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES),
             idle_close=s.getfloat("NEWSCRAWL_REDIS_IDLE_CLOSE", defaults.NEWSCRAWL_REDIS_IDLE_CLOSE),
             worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT",
                                       defaults.NEWSCRAWL_REDIS_WORKER_TIMEOUT),
-            lease_ttl=s.getfloat("NEWSCRAWL_REDIS_LEASE_TTL", defaults.NEWSCRAWL_REDIS_LEASE_TTL),
             poll_interval=s.getfloat("NEWSCRAWL_REDIS_POLL_INTERVAL",
                                      defaults.NEWSCRAWL_REDIS_POLL_INTERVAL),
             aliases=s.getdict("NEWSCRAWL_HOST_ALIASES", defaults.NEWSCRAWL_HOST_ALIASES),
             fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW", defaults.NEWSCRAWL_ALIAS_FOLD_WWW),
             min_delay=s.getfloat("NEWSCRAWL_POLITENESS_MIN_DELAY",
                                  defaults.NEWSCRAWL_POLITENESS_MIN_DELAY),
+            seen_per_round=s.getbool("NEWSCRAWL_REDIS_SEEN_PER_ROUND",
+                                     defaults.NEWSCRAWL_REDIS_SEEN_PER_ROUND),
         )
 
     # --- life cycle -----------------------------------------------------------------------------
@@ -132,8 +154,8 @@ class DistributedScheduler(Scheduler):
         self.spider = spider
         namespace = namespace_from_settings(self.crawler.settings, spider.name)
         self.queue_key = namespace
-        self.frontier = RedisFrontier(self.server, namespace, prefix_bytes=self.prefix_bytes,
-                                      lease_ttl=self.lease_ttl, worker_timeout=self.worker_timeout)
+        self.frontier = frontier_for(self.crawler)
+        self.server = self.frontier.server
         self.queue = HostQueue(self.server, spider, namespace, self.serializer,
                                frontier=self.frontier, aliases=self.aliases,
                                fold_www=self.fold_www, stats=self.stats)
@@ -150,11 +172,15 @@ class DistributedScheduler(Scheduler):
                                len(others), namespace)
             else:
                 self.flush()
+        if self.frontier.join(new_round=self.seen_per_round):
+            logger.info("Frontier %s was drained: round %d starts with an empty seen set",
+                        namespace, self.frontier.round)
         self._heartbeat()
         queued = len(self.queue)
-        logger.info("Shared frontier %s on %s: worker %s, %d request(s) queued, %d fingerprint(s) "
-                    "seen, %d other worker(s)", namespace, _redis_name(self.server),
-                    self.frontier.worker_id, queued, self.frontier.seen_count(), len(others))
+        logger.info("Shared frontier %s on %s: worker %s, round %d, %d request(s) queued, %d "
+                    "fingerprint(s) seen, %d other worker(s)", namespace, _redis_name(self.server),
+                    self.frontier.worker_id, self.frontier.round, queued,
+                    self.frontier.seen_count(), len(others))
         if queued:
             spider.log(f"Resuming crawl ({queued} requests scheduled)")
         self.crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
@@ -192,6 +218,12 @@ class DistributedScheduler(Scheduler):
     # --- scheduler interface --------------------------------------------------------------------
 
     def enqueue_request(self, request):
+        """Queue ``request`` unless the in-process cache knows it as a duplicate.
+
+        The push (fingerprint check and add, and queueing, in one Lua script) goes out with the
+        next frontier round trip; a duplicate only Redis knows is counted then
+        (``newscrawl/dupefilter/redis_seen``), without Scrapy's ``request_dropped`` signal.
+        """
         fingerprint = None
         if not request.dont_filter:
             fingerprint = self.df.request_fingerprint(request)
@@ -199,27 +231,42 @@ class DistributedScheduler(Scheduler):
                 self.df.log(request, self.spider)
                 return False
         try:
-            added = self.queue.push(request, fingerprint=fingerprint)
+            self.queue.push_later(request, fingerprint=fingerprint,
+                                  callback=lambda added: self._pushed(added, fingerprint))
         except SerializationError as exc:
             self.stats.inc_value("newscrawl/redis/serialize_error")
             logger.error("Cannot queue %s: %s (set NEWSCRAWL_REDIS_SERIALIZER=pickle for meta "
                          "values JSON cannot carry)", request, exc)
             return False
+        self._unsent += 1
         if fingerprint is not None:
-            self.df.remember(fingerprint, new=added)
-            if not added:
-                self.df.log(request, self.spider)
-                return False
-        self.stats.inc_value("scheduler/enqueued/redis")
+            # In flight to Redis: a second copy before the answer is a duplicate either way.
+            self.df.cache.add(fingerprint)
         return True
 
+    def _pushed(self, added: bool, fingerprint: bytes | None) -> None:
+        self._unsent -= 1
+        if fingerprint is not None:
+            self.df.count(new=added)
+        if added:
+            self.stats.inc_value("scheduler/enqueued/redis")
+
     def next_request(self):
+        now = time.monotonic()
+        if now < self._idle_until and not self.frontier.queued_calls:
+            # No host was ready a moment ago and this worker changed nothing since: do not ask
+            # Redis again before the first host's pause ends or the next poll.
+            return None
         entry = self.queue.pop_entry()
         if entry is None:
             wait = self.queue.last_wait
             if wait is not None and wait.wait_ms >= 0:
                 self._wake_in(wait.wait_ms / 1000.0)
+                self._idle_until = now + min(wait.wait_ms / 1000.0, self.poll_interval)
+            else:
+                self._idle_until = now + self.poll_interval
             return None
+        self._idle_until = 0.0
         request, popped = entry
         self._popped[popped.member] = request
         if popped.inflight > 1:
@@ -230,7 +277,7 @@ class DistributedScheduler(Scheduler):
         return request
 
     def has_pending_requests(self):
-        return len(self.queue) > 0
+        return self._unsent > 0 or len(self.queue) > 0
 
     def __len__(self):
         return len(self.queue)
@@ -244,6 +291,7 @@ class DistributedScheduler(Scheduler):
     def _tick(self) -> None:
         try:
             self._ack_finished()
+            self.frontier.flush()
             if time.monotonic() >= self._next_heartbeat:
                 self._heartbeat()
         except RedisError as exc:
@@ -253,6 +301,7 @@ class DistributedScheduler(Scheduler):
                 logger.warning("Redis error in the frontier loop: %s", exc)
         except Exception:  # a looping call stops at its first exception: log and keep going
             logger.exception("Error in the frontier loop")
+        self._idle_until = 0.0  # other workers may have queued or released hosts meanwhile
         self._wake()
 
     def _heartbeat(self) -> None:
@@ -283,10 +332,12 @@ class DistributedScheduler(Scheduler):
             lease = request.meta.pop(LEASE_META, None)
             if lease:  # never released by the politeness middleware: release now
                 self.stats.inc_value("newscrawl/politeness/released_late")
-                self.frontier.release(lease[0], lease[1],
-                                      pause=next_delay(0.0, min_delay=self.min_delay),
-                                      response_time=0.0)
-        self.stats.inc_value("newscrawl/redis/acked", self.frontier.ack(done))
+                self.frontier.release_later(lease[0], lease[1],
+                                            pause=next_delay(0.0, min_delay=self.min_delay),
+                                            response_time=0.0)
+        # Queued after this worker's pushes, so a page's links reach Redis before its ack.
+        self.frontier.ack_later(done, callback=lambda n: self.stats.inc_value(
+            "newscrawl/redis/acked", n))
 
     def _wake(self) -> None:
         """Make the engine ask for requests now (a host may have become ready)."""
@@ -307,6 +358,7 @@ class DistributedScheduler(Scheduler):
 
     def _woken(self) -> None:
         self._wake_call = None
+        self._idle_until = 0.0
         self._wake()
 
     def _on_spider_idle(self, spider=None):

@@ -1,0 +1,154 @@
+"""First crawl vs incremental re-crawl of an unchanged generated news site.
+
+Usage (from the repository root)::
+
+    .venv/bin/python benchmarks/recrawl.py               # >= 5,000 pages
+    .venv/bin/python benchmarks/recrawl.py --quick       # ~1,000 pages, smoke run
+    .venv/bin/python benchmarks/recrawl.py --pages 20000 --keep /tmp/recrawl   # keeps site, data, logs
+
+The site is the static news site of ``benchmarks/crawl_throughput.py`` (home page, ten channels
+with paginated indexes, articles of 3-6 KB of text, deterministic from ``--seed``), served by
+Twisted's static ``File`` resource in a subprocess on 127.0.0.1 (it answers HEAD, sends
+``Last-Modified`` and ``Content-Length``, and answers conditional GETs with 304).
+
+Two ``scrapy crawl news`` runs with the project's settings, one data folder (the embedded
+SecantusDB store, started beforehand with ``python -m newscrawl.embedded start`` so its start-up
+is in neither run; ``--no-prestart`` puts it back):
+
+1. *first crawl* (``-a now=2024-10-01T20:00:00Z``): every page is new: GET, extraction, link
+   classification, storage of pages, links and crawl state, PageRank;
+2. *re-crawl* (``-a now=`` 30 days later, so every known page is due and must be checked; the
+   files are untouched): seeds and known pages are checked with HEAD, nothing has changed, so no
+   page body is fetched again; the crawl state records one unchanged visit per page.
+
+Measured per run: wall time of the subprocess (interpreter start to exit) and the bytes received
+(Scrapy's ``downloader/response_bytes``: status lines, headers and bodies). The ratios:
+``speedup = first wall / re-crawl wall`` (target >= 5) and ``bytes_ratio = re-crawl bytes / first
+bytes`` (target <= 0.05). Both runs must visit the same pages (checked: pages fetched in run 1 =
+pages checked in run 2).
+
+Last line: ``recrawl speedup: X.X bytes_ratio: X.XXX``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from crawl_throughput import StaticServer, generate_site  # noqa: E402
+
+FIRST_AT = "2024-10-01T20:00:00Z"
+AGAIN_AT = "2024-10-31T20:00:00Z"
+STAT = re.compile(r"'([^']+)': (\d+)[,}]")
+
+
+def stats_of(log: str) -> dict[str, int]:
+    """Integer stats of the last 'Dumping Scrapy stats' block of a crawl log."""
+    start = log.rfind("Dumping Scrapy stats:")
+    if start < 0:
+        raise RuntimeError("no stats in the crawl log:\n" + log[-3000:])
+    block = log[start: log.find("}", start) + 1]
+    return {key: int(value) for key, value in STAT.findall(block)}
+
+
+def run_crawl(label: str, url: str, depth: int, now: str, env: dict) -> tuple[float, dict, str]:
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "news", "-a", f"start_urls={url}",
+           "-a", f"depth={depth}", "-a", f"now={now}", "-s", "LOG_LEVEL=INFO"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        print(f"--- {label}: exit {proc.returncode}\n" + proc.stderr[-4000:], file=sys.stderr)
+        raise SystemExit(1)
+    return wall, stats_of(proc.stderr), proc.stderr
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=5000, help="HTML pages of the site (at least)")
+    parser.add_argument("--quick", action="store_true", help="about 1,000 pages")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep", type=Path, default=None, help="folder to keep site and data in")
+    parser.add_argument("--no-prestart", action="store_true",
+                        help="let the first crawl start the embedded store (its start-up counts)")
+    args = parser.parse_args(argv)
+    pages = 1000 if args.quick else args.pages
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="newscrawl-recrawl-"))
+    site_dir, data_dir = work / "site", work / "data"
+    for folder in (site_dir, data_dir):
+        if folder.exists():
+            shutil.rmtree(folder)
+    site_dir.mkdir(parents=True)
+    t0 = time.perf_counter()
+    site = generate_site(site_dir, pages, seed=args.seed)
+    size = sum(p.stat().st_size for p in site_dir.rglob("*.html"))
+    print(f"site: {site.html_pages} HTML pages, {size / site.html_pages / 1024:.1f} KB/page on "
+          f"average, generated in {time.perf_counter() - t0:.1f} s into {site_dir}")
+    env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI")}
+    env["NEWSCRAWL_DATA_DIR"] = str(data_dir)
+    server = StaticServer(site_dir)
+    embedded = [sys.executable, "-m", "newscrawl.embedded"]
+    try:
+        if not args.no_prestart:
+            subprocess.run([*embedded, "start"], cwd=ROOT, env=env, check=True,
+                           capture_output=True, timeout=120)
+        depth = site.pages_per_channel + 2
+        print(f"server: {server.url}; cpus: {os.cpu_count()}; load average "
+              f"{os.getloadavg()[0]:.2f}; news -a depth={depth}")
+        first_wall, first, first_log = run_crawl("first crawl", server.url, depth, FIRST_AT, env)
+        again_wall, again, again_log = run_crawl("re-crawl", server.url, depth, AGAIN_AT, env)
+        if args.keep is not None:
+            (work / "first.log").write_text(first_log, encoding="utf-8")
+            (work / "recrawl.log").write_text(again_log, encoding="utf-8")
+    finally:
+        server.stop()
+        if not args.no_prestart:
+            subprocess.run([*embedded, "stop", "--force"], cwd=ROOT, env=env, capture_output=True,
+                           timeout=120)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+    fetched = first.get("newscrawl/revisit/first", 0)
+    checked = (again.get("newscrawl/revisit/unchanged/head", 0)
+               + again.get("newscrawl/revisit/unchanged/conditional", 0)
+               + again.get("newscrawl/revisit/unchanged/fingerprint", 0)
+               + sum(v for k, v in again.items() if k.startswith("newscrawl/revisit/changed/")))
+    rows = [
+        ("", "first crawl", "re-crawl"),
+        ("wall time (s)", f"{first_wall:.1f}", f"{again_wall:.1f}"),
+        ("bytes received", f"{first.get('downloader/response_bytes', 0):,}",
+         f"{again.get('downloader/response_bytes', 0):,}"),
+        ("GET requests", str(first.get("downloader/request_method_count/GET", 0)),
+         str(again.get("downloader/request_method_count/GET", 0))),
+        ("HEAD requests", str(first.get("downloader/request_method_count/HEAD", 0)),
+         str(again.get("downloader/request_method_count/HEAD", 0))),
+        ("pages fetched / checked", str(fetched), str(checked)),
+        ("unchanged (HEAD)", "-", str(again.get("newscrawl/revisit/unchanged/head", 0))),
+        ("items stored", str(first.get("item_scraped_count", 0)), str(again.get("item_scraped_count", 0))),
+        ("crawl-state records written", str(first.get("newscrawl/crawlstate/written", 0)),
+         str(again.get("newscrawl/crawlstate/written", 0))),
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)))
+    if checked != fetched:
+        print(f"WARNING: the re-crawl checked {checked} pages, the first crawl fetched {fetched}")
+    speedup = first_wall / again_wall
+    ratio = again.get("downloader/response_bytes", 0) / max(first.get("downloader/response_bytes", 1), 1)
+    print(f"recrawl speedup: {speedup:.1f} bytes_ratio: {ratio:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

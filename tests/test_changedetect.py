@@ -1,0 +1,156 @@
+"""newscrawl.algorithms.changedetect: validators, per-host trust, fingerprints, version diffs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from newscrawl.algorithms.changedetect import (
+    CHANGED,
+    CONDITIONAL,
+    FINGERPRINT,
+    HEAD,
+    UNCHANGED,
+    UNKNOWN,
+    HostPolicy,
+    Validators,
+    compare_validators,
+    conditional_headers,
+    head_problem,
+    learn_host,
+    links_fingerprint,
+    parse_http_date,
+    text_fingerprint,
+    validators_agree,
+    version_diff,
+)
+
+LM1 = "Sat, 29 Jan 2022 00:42:26 GMT"
+LM2 = "Sat, 29 Jan 2022 05:10:46 GMT"
+
+
+def test_validators_from_headers_and_back():
+    headers = {"ETag": b'W/"abc"', "Last-Modified": LM1.encode(), "Content-Length": b"740499"}
+    v = Validators.from_headers(headers.get)
+    assert v == Validators('W/"abc"', LM1, 740499)
+    assert Validators.from_dict(v.to_dict()) == v
+    assert Validators.from_headers({"Content-Length": b"-3"}.get) == Validators()
+    assert Validators.from_headers({"Content-Length": "x"}.get).content_length is None
+    assert Validators.from_dict({"etag": 5, "content_length": "7"}) == Validators()
+    assert not Validators().any and Validators(content_length=3).any
+    assert not Validators(content_length=3).conditional
+
+
+@pytest.mark.parametrize("stored, fresh, verdict", [
+    (Validators('"a"', LM1, 10), Validators('"a"', LM1, 10), UNCHANGED),
+    (Validators('"a"'), Validators('W/"a"'), UNCHANGED),  # weak comparison, RFC 9110 §8.8.3.2
+    (Validators('"a"', LM1), Validators('"b"', LM1), CHANGED),
+    (Validators(None, LM1), Validators(None, LM2), CHANGED),
+    (Validators(None, LM1), Validators(None, "Saturday, 29-Jan-22 00:42:26 GMT"), UNCHANGED),
+    (Validators(content_length=10), Validators(content_length=11), CHANGED),
+    (Validators(content_length=10), Validators(content_length=10), UNCHANGED),
+    (Validators('"a"', None, 10), Validators('"a"', None, 12), CHANGED),  # all must agree
+    (Validators('"a"'), Validators(None, LM1), UNKNOWN),  # nothing comparable
+    (Validators(), Validators('"a"', LM1, 1), UNKNOWN),
+])
+def test_compare_validators(stored, fresh, verdict):
+    assert compare_validators(stored, fresh) == verdict
+
+
+def test_http_dates():
+    assert parse_http_date(LM1) == 1643416946.0
+    assert parse_http_date("Sun Nov  6 08:49:37 1994") == 784111777.0  # asctime form
+    assert parse_http_date("") is None and parse_http_date("soon") is None
+
+
+@pytest.mark.parametrize("status, v, problem", [
+    (405, Validators(), "refused"),
+    (501, Validators('"a"', LM1, 5), "refused"),
+    (403, Validators(), "refused"),
+    (200, Validators(), "no_validators"),
+    (200, Validators('"a"', LM1, 0), "zero_length"),
+    (200, Validators('"a"', LM1), "no_length"),
+    (200, Validators(None, None, 5), None),
+    (404, Validators(), None),  # about the page, not about HEAD
+])
+def test_head_problem(status, v, problem):
+    assert head_problem(status, v) == problem
+
+
+def test_validators_agree_ignores_lengths():
+    assert validators_agree(Validators('"a"', LM1, 0), Validators('"a"', LM1, 900))
+    assert not validators_agree(Validators('"a"'), Validators('"b"'))
+    assert not validators_agree(Validators(None, LM1), Validators(None, LM2))
+    assert validators_agree(Validators('"a"'), Validators(None, LM2))
+
+
+def test_conditional_headers():
+    assert conditional_headers(Validators(content_length=3)) == {}
+    assert conditional_headers(Validators(None, LM1)) == {"If-Modified-Since": LM1}
+
+
+def test_one_bad_head_answer_switches_the_host_to_conditional():
+    for event in ("head_refused", "head_no_validators", "head_zero_length", "head_no_length"):
+        policy = learn_host(HostPolicy(), event)
+        assert policy.mode == CONDITIONAL and policy.learned and policy.reason.startswith("HEAD")
+    ok = learn_host(HostPolicy(), "head_ok")
+    assert ok.mode == HEAD and ok.learned and ok.counts == {"head_ok": 1}
+
+
+def test_validators_that_change_on_every_request_need_repeated_evidence():
+    policy = learn_host(HostPolicy(), "head_ok")
+    policy = learn_host(policy, "false_change_head")
+    assert policy.mode == HEAD
+    policy = learn_host(policy, "disagree")
+    assert policy.mode == CONDITIONAL and "every request" in policy.reason
+    # a host whose pages really change as often keeps HEAD
+    honest = HostPolicy()
+    for event in ("true_change", "true_change", "false_change_head", "false_change_head"):
+        honest = learn_host(honest, event)
+    assert honest.mode == HEAD
+
+
+def test_conditional_gets_answered_200_for_unchanged_text_lead_to_fingerprints():
+    policy = learn_host(HostPolicy(), "head_refused")
+    policy = learn_host(policy, "false_change_conditional", strikes=2)
+    assert policy.mode == CONDITIONAL
+    policy = learn_host(policy, "false_change_conditional", strikes=2)
+    assert policy.mode == FINGERPRINT
+    assert learn_host(policy, "head_refused").mode == FINGERPRINT  # final
+    assert HostPolicy.from_dict(policy.to_dict()) == policy
+    assert HostPolicy.from_dict({"mode": "bogus"}) == HostPolicy()
+    with pytest.raises(ValueError):
+        learn_host(policy, "nonsense")
+
+
+def test_text_fingerprint_ignores_layout_not_words():
+    a = text_fingerprint("Titel", "Erster Absatz.\n\nZweiter  Absatz.")
+    assert a == text_fingerprint("titel", " Erster Absatz. Zweiter Absatz.\u200b")
+    assert a != text_fingerprint("Titel", "Erster Absatz. Dritter Absatz.")
+    assert text_fingerprint(None, None) == text_fingerprint("", "")
+
+
+def test_links_fingerprint_is_a_set_fingerprint():
+    assert links_fingerprint(["b", "a", "a"]) == links_fingerprint(["a", "b"])
+    assert links_fingerprint(["a"]) != links_fingerprint(["a", "c"])
+
+
+@given(st.text(), st.text())
+def test_fingerprints_are_16_hex_digits(title, text):
+    fp = text_fingerprint(title, text)
+    assert len(fp) == 16 and int(fp, 16) >= 0
+
+
+def test_version_diff():
+    old = {"title": "Haushalt", "text": " ".join(f"wort{i}" for i in range(200)), "authors": ["A"]}
+    new = {"title": "Haushalt (aktualisiert)", "text": old["text"].replace("wort5 ", "korrektur "),
+           "authors": ["A"]}
+    diff = version_diff(old, new)
+    assert diff["title_changed"] and diff["old_title"] == "Haushalt"
+    assert 0 < diff["body_changed_pct"] < 2 and diff["words_added"] == diff["words_removed"] == 1
+    assert not diff["authors_changed"] and not diff["published_changed"]
+    same = version_diff(old, {**old, "title": " haushalt "})
+    assert not same["title_changed"] and same["body_changed_pct"] == 0.0
+    assert version_diff({"text": "a b"}, {"text": "c d"})["body_changed_pct"] == 100.0
+    assert version_diff({}, {})["body_changed_pct"] == 0.0
