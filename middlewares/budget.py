@@ -1,18 +1,21 @@
 """Downloader middleware: at most N requests per run (``-a budget=N`` / ``NEWSCRAWL_BUDGET``).
 
-Every request that reaches it counts one — page GETs, the HEAD probes of
-:mod:`middlewares.headprobe`, retries — except robots.txt requests (``dont_obey_robotstxt`` in
-meta). Once the budget is spent, requests are refused with
-:class:`~scrapy.exceptions.IgnoreRequest`; the pages they were for keep their to-visit records
-and are due in the next run. Which requests get the budget is decided upstream: Scrapy sends the
-highest priority first, and under a budget :mod:`middlewares.revisit` sets priorities by the new
-articles a request is expected to bring (seeds, then due channel pages by expected yield and
-new article links, re-checks of known articles last).
+Every request the scheduler hands to the downloader counts one: a page visit, however
+:mod:`middlewares.headprobe` carries it out (a HEAD alone when the page did not change, a
+conditional GET, a HEAD and then a GET), a redirect or a retry. robots.txt requests and the HEAD
+side requests (part of the visit already counted) are free. Once the budget is spent, requests
+are refused with :class:`~scrapy.exceptions.IgnoreRequest`; the pages they were for keep their
+to-visit records and are due in the next run.
 
-Order: right after :class:`middlewares.headprobe.HeadProbeMiddleware` (e.g. 545), so a GET that
-a HEAD made unnecessary never counts. The budget lives in the run's
-:class:`newscrawl.crawlstate.RunState`; without one (incremental crawling off) the setting is
-still honoured through a local counter.
+Which requests get the budget: Scrapy hands out the highest priority first, and under a budget
+:mod:`middlewares.revisit` sets priorities by the new articles a request is expected to bring
+(seeds first, then due channel pages by expected yield and newly found article links;
+re-checks of known articles only once discovery is done). For that order to hold, this
+middleware must come first in the chain (e.g. priority 10, before OffsiteMiddleware and
+RobotsTxtMiddleware, whose waits for robots.txt would reorder requests): the engine calls it in
+the order it takes requests from the scheduler. (A request robots.txt then forbids has used its
+unit.) The budget lives in the run's :class:`newscrawl.crawlstate.RunState`; without one
+(incremental crawling off) the setting is still honoured through a local counter.
 
 Stats: ``newscrawl/budget/spent`` (requests let through while a budget is set),
 ``newscrawl/budget/refused`` (requests refused).
@@ -69,7 +72,7 @@ class BudgetMiddleware:
         return cls(crawler, crawler.stats, budget=budget)
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        if request.meta.get("dont_obey_robotstxt"):
+        if request.meta.get("dont_obey_robotstxt") or request.meta.get("newscrawl_probe"):
             return None
         state = getattr(self.crawler, "newscrawl_revisit", None)
         if state is not None:

@@ -31,8 +31,8 @@ retries, download errors) of every tracked request are recorded as failed visits
 
 Order: give it a priority below ``RetryMiddleware`` (550), e.g. 540, so ``process_response``
 sees final answers only, and above ``DefaultHeadersMiddleware`` (400) / ``UserAgentMiddleware``
-(500); ``middlewares.budget.BudgetMiddleware`` goes right after it (545) so that a GET saved by
-a HEAD costs only the HEAD.
+(500). The HEAD side requests do not count against a request budget
+(:mod:`middlewares.budget`): the page request they belong to has already been counted.
 
 Settings: ``NEWSCRAWL_HEADPROBE_ENABLED`` (off raises :class:`~scrapy.exceptions.NotConfigured`),
 ``NEWSCRAWL_REVISIT_ENABLED``. Stats (``newscrawl/headprobe/<event>``): ``head`` (HEAD requests
@@ -55,6 +55,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
+from middlewares.revisit import request_context
 from newscrawl import defaults
 from newscrawl.algorithms.changedetect import (
     CONDITIONAL,
@@ -68,7 +69,6 @@ from newscrawl.algorithms.changedetect import (
 from newscrawl.algorithms.revisit import HOW_CONDITIONAL, HOW_FINGERPRINT, HOW_HEAD
 from newscrawl.algorithms.urls import registered_domain
 from newscrawl.crawlstate import META_HEAD, META_HOW, META_KEY, RunState
-from middlewares.revisit import request_context
 
 logger = logging.getLogger(__name__)
 

@@ -27,8 +27,12 @@ The module also builds the requests of re-runs: :func:`seed_request` (the entry 
 state) and :func:`due_channel_requests` / :func:`due_article_requests` (known pages that are due,
 in priority order: due time, then PageRank, then NewsPageRank weight).
 
-Stats: ``newscrawl/revisit/<first|failed>``, ``newscrawl/revisit/changed/<how>``,
-``newscrawl/revisit/unchanged/<how>``, ``newscrawl/revisit/<new|not_due|due_channels|
+Stats: ``newscrawl/revisit/<first|failed>``, ``newscrawl/revisit/changed/<how>`` (the GET came
+after a HEAD / conditional GET that said changed, or was a plain fingerprint GET, and the text
+changed), ``newscrawl/revisit/unchanged/<how>`` (``head`` / ``conditional`` are counted by the
+downloader middleware: no body fetched; ``fingerprint``: fetched, same text),
+``newscrawl/revisit/false_change/<head|conditional>`` (a HEAD / conditional GET claimed a change
+the text does not show), ``newscrawl/revisit/<new|not_due|due_channels|
 due_articles>``, ``newscrawl/revisit/dropped_unchanged_items``.
 """
 
@@ -119,6 +123,9 @@ def _request_for(state: RunState, record: dict[str, Any], spider: Any, priority:
         meta["newscrawl_referer"] = ctx["referer"]
     callback = spider.parse_article if role == "content" else spider.parse_node
     state.scheduled.add(record["fp"])
+    # Not dont_filter: the duplicate filter is per run here and per round in distributed crawls
+    # (newscrawl/distributed/scheduler.py), so it lets a revisit through once and keeps several
+    # workers from scheduling the same due page.
     return scrapy.Request(url, callback=callback, priority=priority, meta=meta)
 
 
@@ -266,6 +273,10 @@ class RevisitSpiderMiddleware:
             previous = rv.get("fingerprint")
             changed = previous != fingerprint if previous else True
             self._teach_host(host, how, changed, meta, validators, state)
+            if not changed:
+                if how != HOW_FINGERPRINT:  # a HEAD / conditional GET claimed a change
+                    self._inc(f"false_change/{how}")
+                how = HOW_FINGERPRINT  # the fingerprint decided: unchanged
             self._inc(f"{'changed' if changed else 'unchanged'}/{how}")
         else:
             how = HOW_FIRST

@@ -30,10 +30,10 @@ SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 
 DOWNLOADER_MIDDLEWARES = {
     "middlewares.charset.CharsetMiddleware": 585,  # below HttpCompression (590): sees decoded bodies
+    # The request budget: first, so requests count in the order the scheduler hands them out.
+    "middlewares.budget.BudgetMiddleware": 10,
     # HEAD first / conditional GET for known pages: below Retry (550) so it sees final answers.
     "middlewares.headprobe.HeadProbeMiddleware": 540,
-    # The request budget, right after it: a GET a HEAD made unnecessary never counts.
-    "middlewares.budget.BudgetMiddleware": 545,
 }
 SPIDER_MIDDLEWARES = {
     "middlewares.linkclass.LinkClassificationMiddleware": 800,

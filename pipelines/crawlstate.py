@@ -54,14 +54,14 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer, task, threads
 
+from middlewares.budget import budget_of
+from middlewares.revisit import due_article_requests
 from newscrawl import defaults
 from newscrawl.algorithms.pagerank import PageInfo, eviction_order, pagerank
 from newscrawl.algorithms.revisitplan import RevisitConfig
 from newscrawl.crawlstate import RunState, parse_now
 from newscrawl.embedded import resolve_mongo_uri
 from newscrawl.store import NewsStore
-from middlewares.budget import budget_of
-from middlewares.revisit import due_article_requests
 
 logger = logging.getLogger(__name__)
 

@@ -11,6 +11,9 @@ Run ``python tests/mocksite_changing.py STATE_FILE``: it serves
 * ``ads``    on 127.0.0.5 — no validators at all (chunked answers, no ``ETag`` nor
   ``Last-Modified``), and every answer carries a new ad block with a random token and a clock,
   so the HTML changes on every request while the news does not;
+* ``flaky``  on 127.0.0.6 — validators that change on every request: a random ``ETag`` and
+  ``Last-Modified: now`` on every HEAD and GET (with a correct ``Content-Length``), so neither a
+  HEAD nor a conditional GET can ever say "unchanged";
 
 each on a free port, and prints one JSON line ``{"good": "http://127.0.0.2:PORT/", ...}``. Every
 site has a home page ``/`` (two article teasers and the channel link), a channel page
@@ -34,7 +37,8 @@ from pathlib import Path
 from twisted.internet import reactor
 from twisted.web import resource, server
 
-HOSTS = {"good": "127.0.0.2", "nohead": "127.0.0.3", "liar": "127.0.0.4", "ads": "127.0.0.5"}
+HOSTS = {"good": "127.0.0.2", "nohead": "127.0.0.3", "liar": "127.0.0.4", "ads": "127.0.0.5",
+         "flaky": "127.0.0.6"}
 SLUGS = {
     1: "kanzler-trifft-minister-zum-gespraech",
     2: "opposition-kritisiert-haushaltsplaene-scharf",
@@ -54,6 +58,7 @@ CHANGES = {
     "nohead": {"added": [], "corrected": [3]},
     "liar": {"added": [], "corrected": [4]},
     "ads": {"added": [], "corrected": []},
+    "flaky": {"added": [], "corrected": []},
 }
 #: Articles of version 1 (the channel page lists them all; the home page the first two).
 ARTICLES_V1 = [1, 2, 3, 4]
@@ -158,6 +163,10 @@ class Site(resource.Resource):
 
     def render_GET(self, request):  # noqa: N802 (Twisted's name)
         body, validators = self._answer(request)
+        if self.site == "flaky":
+            request.setHeader(b"ETag", f'"{secrets.token_hex(8)}"'.encode())
+            request.setHeader(b"Last-Modified", formatdate(usegmt=True).encode())
+            return body
         if validators is not None:
             etag, modified = validators
             request.setHeader(b"ETag", etag.encode())

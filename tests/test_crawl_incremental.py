@@ -29,6 +29,8 @@ RUN_TIMES = ["2024-10-02T00:00:00Z", "2024-11-01T00:00:00Z", "2024-12-01T00:00:0
              "2024-12-31T00:00:00Z"]
 #: Run 4 may send this many requests (-a budget=).
 BUDGET = 6
+#: The four sites of the acceptance test (flaky has a test of its own).
+SITES = ("good", "nohead", "liar", "ads")
 
 
 @contextmanager
@@ -63,7 +65,8 @@ def runs(tmp_path_factory):
         for number, (version, now) in enumerate(zip((1, 2, 2, 2), RUN_TIMES), 1):
             state_file.write_text(str(version))
             budget = ["-a", f"budget={BUDGET}"] if number == 4 else []
-            proc = crawl(["-a", "start_urls=" + ",".join(urls.values()), "-a", f"now={now}", *budget],
+            proc = crawl(["-a", "start_urls=" + ",".join(urls[site] for site in SITES), "-a",
+                          f"now={now}", *budget],
                          tmp / "data", settings={"LOG_LEVEL": "INFO"})
             requests, seen = _requests(log, seen)
             results.append({"stats": stats_of(proc.stderr), "requests": requests, "log": proc.stderr})
@@ -86,7 +89,7 @@ def test_run1_stores_everything_with_gets_only(runs):
     assert _n(stats, "downloader/request_method_count/GET") == 4 * 7
     assert _n(stats, "downloader/request_method_count/HEAD") == 0
     assert _n(stats, "newscrawl/revisit/first") == 4 * 6
-    for site in HOSTS:
+    for site in SITES:
         assert per_site(requests, site, "GET") == 7
     assert _n(stats, "newscrawl/store/new_articles") == 16
     assert _n(stats, "newscrawl/store/new_nodes") == 8
@@ -167,16 +170,17 @@ def test_crawl_state_records_and_page_sets(runs):
         assert store.pages.count_documents({"seed": True}) == 4
         assert store.pages.count_documents({"last_visit": {"$ne": None}}) == 25  # visited set
         # to-visit set a day after run 3: channel pages (hourly at first), not the articles
+        # (run 4's budget left some channel pages due)
         to_visit = list(store.pages.find({"due": {"$lte": run3 + dt.timedelta(days=1)}}))
-        assert {d["role"] for d in to_visit} == {"entry", "node"}
+        assert to_visit and {d["role"] for d in to_visit} <= {"entry", "node"}
         channel = store.pages.find_one({"url": urls["good"] + "politik/"})
-        assert [h["how"] for h in channel["history"]] == ["first", "head", "head"]
+        assert [h["how"] for h in channel["history"][:3]] == ["first", "head", "head"]
         # new = first found on this page: articles 1-2 were found on the home page before it
-        assert [h.get("new_links") for h in channel["history"]] == [2, 1, None]
+        assert [h.get("new_links") for h in channel["history"][:3]] == [2, 1, None]
         assert channel["estimator"] and channel["estimator_reason"]
         assert channel["validators"]["etag"] and channel["pagerank"] > 0
         article = store.pages.find_one({"url": urls["ads"].rstrip("/") + article_path(1)})
-        assert [h["how"] for h in article["history"]] == ["first", "fingerprint", "fingerprint"]
+        assert [h["how"] for h in article["history"][:3]] == ["first", "fingerprint", "fingerprint"]
         assert not any(h["changed"] for h in article["history"])
         assert article["estimator"] == "correction_decay" and article["role"] == "content"
         assert article["due"] > run3 + dt.timedelta(days=6)  # correction window long over

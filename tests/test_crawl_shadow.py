@@ -7,7 +7,7 @@ import pytest
 
 from tests.helpers import crawl, open_store, stats_of
 from tests.mocksite_changing import article_path
-from tests.test_crawl_incremental import RUN_TIMES, changing_sites
+from tests.test_crawl_incremental import RUN_TIMES, SITES, changing_sites
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +20,7 @@ def shadow_runs(tmp_path_factory):
     with changing_sites(state_file) as urls:
         for version, now, extra in ((1, RUN_TIMES[0], {}), (2, RUN_TIMES[1], {"NEWSCRAWL_MAX_PAGES": 20})):
             state_file.write_text(str(version))
-            proc = crawl(["-a", "start_urls=" + ",".join(urls.values()), "-a", f"now={now}"],
+            proc = crawl(["-a", "start_urls=" + ",".join(urls[site] for site in SITES), "-a", f"now={now}"],
                          tmp / "data", settings={"LOG_LEVEL": "INFO", "NEWSCRAWL_UPDATE_MODE": "shadow",
                                                  **extra})
             results.append(stats_of(proc.stderr))

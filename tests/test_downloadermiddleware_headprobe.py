@@ -162,12 +162,13 @@ def test_disabled():
         HeadProbeMiddleware.from_crawler(_crawler({"NEWSCRAWL_REVISIT_ENABLED": False}))
 
 
-def test_budget_counts_requests_but_not_robots_txt():
+def test_budget_counts_requests_but_not_robots_txt_nor_head_probes():
     crawler = _crawler(budget=2)
     mw = BudgetMiddleware.from_crawler(crawler)
     assert mw.process_request(Request("https://a.example/robots.txt", meta={"dont_obey_robotstxt": True})) is None
+    assert mw.process_request(Request("https://a.example/1", method="HEAD", meta={PROBE_FLAG: True})) is None
     assert mw.process_request(Request("https://a.example/1")) is None
-    assert mw.process_request(Request("https://a.example/2", method="HEAD")) is None
+    assert mw.process_request(Request("https://a.example/2")) is None
     with pytest.raises(IgnoreRequest):
         mw.process_request(Request("https://a.example/3"))
     assert crawler.stats.get_value("newscrawl/budget/spent") == 2
