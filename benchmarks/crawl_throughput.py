@@ -556,6 +556,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="extra -s setting for (c) only, to measure a component's share "
                         "(e.g. -s NEWSCRAWL_MONGO_ENABLED=False); the ratio is then not the "
                         "benchmark's")
+    parser.add_argument("--news-arg", "-a", metavar="NAME=VALUE", action="append", default=[],
+                        help="extra -a spider argument for (c) only (same caveat)")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -614,6 +616,8 @@ def main(argv: list[str] | None = None) -> int:
                                *_settings_args(settings)]
                     for extra in args.news_setting:
                         command += ["-s", extra]
+                    for extra in args.news_arg:
+                        command += ["-a", extra]
                     result = run_variant(key, "(c) news, all components + store", command,
                                          cwd=ROOT, env=run_env, stats_file=stats_file, site=site,
                                          server=server, store_pid=store_pid, profile=profile)
