@@ -39,6 +39,9 @@ NEWSCRAWL_LINKCLASS_MAX_LINKS = 5000
 # --- article extraction ----------------------------------------------------------------------
 #: Pages larger than this are not handed to the extractor (bytes); counted and skipped.
 NEWSCRAWL_EXTRACT_MAX_BYTES = 4 * 1024 * 1024
+#: Pages larger than this are extracted in the thread pool, off the reactor thread (bytes);
+#: smaller ones inline (faster: no GIL hand-over between threads).
+NEWSCRAWL_EXTRACT_THREAD_BYTES = 512 * 1024
 
 # --- NewsPageRank (pipeline; seed 004 §3) ----------------------------------------------------
 NEWSCRAWL_NEWSRANK_ENABLED = True
