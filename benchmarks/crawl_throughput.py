@@ -6,6 +6,14 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/crawl_throughput.py --quick    # smoke run, ~1,000 pages
     .venv/bin/python benchmarks/crawl_throughput.py --pages 20000 --keep /tmp/site
     .venv/bin/python benchmarks/crawl_throughput.py --profile /tmp/prof   # cProfile each variant
+    .venv/bin/python benchmarks/crawl_throughput.py --repeat 3            # best of 3, less noise
+    # a component's share: extra -s settings / -a arguments for (c) only
+    .venv/bin/python benchmarks/crawl_throughput.py --variants c -s NEWSCRAWL_REVISIT_ENABLED=False
+
+A full run took 10 min 45 s on this 2-core machine at load average 2-7 from other processes,
+15 min at load average 5-6; the ``load average`` printed per variant tells how quiet it was.
+Figures on a shared machine vary by about 15 % from run to run; CPU ms/page varies less than
+pages/s.
 
 The site (generated into a temporary folder, deterministic from ``--seed``): a home page
 linking every channel, each channel's top article with an image and six more headlines; per

@@ -208,7 +208,10 @@ class PolitenessMiddleware:
         self.frontier.release_later(host, lease[1], pause=pause, response_time=response_time,
                                     error=error, callback=released)
         if self._flush_call is None:
-            self._flush_call = call_later(self.FLUSH_DELAY, self._flush)
+            try:
+                self._flush_call = call_later(self.FLUSH_DELAY, self._flush)
+            except RuntimeError:  # no event loop (a tool or a test): send it now
+                self._flush()
 
     def _flush(self) -> None:
         self._flush_call = None

@@ -356,3 +356,36 @@ def test_worker_ids_differ():
 
     assert new_worker_id() != new_worker_id()
     assert str(os.getpid()) in new_worker_id()
+
+
+# --- politeness middleware ----------------------------------------------------------------------
+
+
+def test_politeness_middleware_learns_crawl_delay_and_releases_with_the_pause(redis_server,
+                                                                             namespace):
+    from scrapy.http import HtmlResponse, TextResponse
+
+    from middlewares.politeness import PolitenessMiddleware
+
+    crawler = get_crawler(_Spider)
+    frontier = RedisFrontier(redis_server, namespace)
+    middleware = PolitenessMiddleware(frontier, crawler.stats, factor=10, user_agent="newscrawl")
+    robots = scrapy.Request("http://www.example.com/robots.txt", meta={"dont_obey_robotstxt": True})
+    middleware.process_request(robots)
+    middleware.process_response(robots, TextResponse(
+        robots.url, body=b"User-agent: *\nCrawl-delay: 1.5\n", encoding="utf-8"))
+    assert frontier.host_state("example.com")["crawl_delay_ms"] == "1500"
+    for i in range(2):
+        frontier.push("example.com", b"p%d" % i, score=0)
+    popped = frontier.pop()
+    page = scrapy.Request("http://example.com/a.html",
+                          meta={LEASE_META: [popped.host, popped.token], "download_latency": 0.01})
+    middleware.process_request(page)
+    middleware.process_response(page, HtmlResponse(page.url, body=b"<html></html>"))
+    wait = frontier.pop()
+    assert isinstance(wait, Wait) and 1300 <= wait.wait_ms <= 1500
+    state = frontier.host_state("example.com")
+    assert state["delay_ms"] == "1500" and state["rt_ms"] == "10" and "lease" not in state
+    assert crawler.stats.get_value("newscrawl/politeness/released") == 1
+    assert LEASE_META not in page.meta
+    middleware.close()
