@@ -13,7 +13,12 @@ import subprocess
 import time
 from pathlib import Path
 
+import uuid
+
 import pytest
+
+from newscrawl.embedded import EmbeddedMongo
+from newscrawl.store import NewsStore
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("NEWSCRAWL_SHARED", REPO.parent / "shared"))
@@ -78,3 +83,31 @@ def replay_proxy(tmp_path_factory) -> str:
     except subprocess.TimeoutExpired:
         proc.kill()
     log.close()
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    """An embedded SecantusDB server on a fresh folder, for one test module."""
+    server = EmbeddedMongo(tmp_path_factory.mktemp("store-db"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["secantus", "mongo"])
+def store(request):
+    """A NewsStore on a fresh database: the embedded server, and a real MongoDB when
+    ``MONGO_URI`` is set (skipped otherwise, naming the variable)."""
+    if request.param == "mongo":
+        uri = os.environ.get("MONGO_URI")
+        if not uri:
+            pytest.skip("MONGO_URI is not set: no real MongoDB server to test the store against")
+    else:
+        uri = request.getfixturevalue("embedded").uri
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    news = NewsStore.connect(uri, name, timeout=5.0)
+    news.ensure_indexes()
+    news.ensure_state_indexes()
+    yield news
+    news.client.drop_database(name)
+    news.close()

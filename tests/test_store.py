@@ -24,30 +24,6 @@ T0 = dt.datetime(2024, 10, 1, 8, 0, tzinfo=UTC)
 T1 = dt.datetime(2024, 10, 2, 9, 30, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMongo]:
-    server = EmbeddedMongo(tmp_path_factory.mktemp("store-db"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=["secantus", "mongo"])
-def store(request: pytest.FixtureRequest) -> Iterator[NewsStore]:
-    if request.param == "mongo":
-        uri = os.environ.get("MONGO_URI")
-        if not uri:
-            pytest.skip("MONGO_URI is not set: no real MongoDB server to test the store against")
-    else:
-        uri = request.getfixturevalue("embedded").uri
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    news = NewsStore.connect(uri, name, timeout=5.0)
-    news.ensure_indexes()
-    yield news
-    news.client.drop_database(name)
-    news.close()
-
-
 def article(fp: str = "a" * 16, **fields: object) -> dict:
     doc = {
         "kind": "article",

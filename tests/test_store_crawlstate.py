@@ -17,31 +17,6 @@ UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 10, 1, 8, 0, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMongo]:
-    server = EmbeddedMongo(tmp_path_factory.mktemp("crawlstate-db"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=["secantus", "mongo"])
-def store(request: pytest.FixtureRequest) -> Iterator[NewsStore]:
-    if request.param == "mongo":
-        uri = os.environ.get("MONGO_URI")
-        if not uri:
-            pytest.skip("MONGO_URI is not set: no real MongoDB server to test the store against")
-    else:
-        uri = request.getfixturevalue("embedded").uri
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    news = NewsStore.connect(uri, name, timeout=5.0)
-    news.ensure_indexes()
-    news.ensure_state_indexes()
-    yield news
-    news.client.drop_database(name)
-    news.close()
-
-
 def record(fp: str, **fields) -> dict:
     return {"_id": fp, "fp": fp, "url": f"https://s.example/{fp}", "role": "content",
             "due": T0, "history": [], **fields}
