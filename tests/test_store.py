@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pymongo.errors import DuplicateKeyError, OperationFailure
+from pymongo import UpdateOne
+from pymongo.errors import AutoReconnect, BulkWriteError, DuplicateKeyError, OperationFailure
 
 from newscrawl import embedded as embedded_mod
 from newscrawl.embedded import EmbeddedMongo
@@ -122,6 +123,213 @@ def test_node_links_go_to_the_links_collection(store: NewsStore) -> None:
     edge = store.links.find_one({"target_fp": "t1"})
     assert edge["anchor_text"] == "new headline"
     assert edge["first_seen"] == T0 and edge["last_seen"] == T1
+
+
+def _write_by_upserts(store: NewsStore, docs: list[dict], now: dt.datetime) -> None:
+    """The reference: every page and link written by its upsert, as write_pages did before it
+    inserted new documents."""
+    ops: dict = {store.articles: [], store.nodes: [], store.links: []}
+    for doc in docs:
+        if doc["kind"] == "article":
+            ops[store.articles].append(NewsStore._page_update(doc, now))
+            continue
+        ops[store.nodes].append(NewsStore._page_update(doc, now))
+        for edge in doc.get("links") or ():
+            update = NewsStore._link_update(edge, doc, now)
+            if update is not None:
+                ops[store.links].append(update)
+    for collection, batch in ops.items():
+        if batch:
+            collection.bulk_write(batch, ordered=False)
+
+
+def _stored(store: NewsStore) -> dict:
+    """Every stored page and link without ``_id``, as (field, value) lists: field order counts."""
+    return {
+        collection.name: sorted(
+            (list(doc.items()) for doc in collection.find({}, {"_id": 0})), key=repr
+        )
+        for collection in (store.articles, store.nodes, store.links)
+    }
+
+
+def test_inserts_store_what_the_upserts_stored(store: NewsStore) -> None:
+    """write_pages inserts new documents and upserts existing ones; the stored documents are
+    the ones the upserts alone produce, field order included."""
+    reference = NewsStore(store.client[f"{store.db.name}_ref"])
+    reference.ensure_indexes()
+    now = T1 + dt.timedelta(hours=1)
+    first = [
+        article("a" * 16),
+        article("b" * 16, weight=None, fetched_at=None),  # no weight, seen "now"
+        article("c" * 16, weight=float("nan"), first_seen=T0 - dt.timedelta(days=1)),
+        node([link("t1"), link("t2", last_seen=T1, first_seen=None), {"source_fp": "n" * 16}]),
+        article("a" * 16, title="Election results (corrected)", weight=0.7),  # twice in a batch
+        article("d" * 16, **{"x.y": 1}),  # a path in $set, a name in an insert: upserted
+        article("f" * 16, **{"10": "ten"}),  # mongod orders numeric names numerically
+    ]
+    second = [
+        article("a" * 16, fetched_at=T1, weight=0.3, title="Election results (final)"),
+        article("e" * 16, last_seen=T0),
+        node([link("t1", anchor_text="new headline"), link("t4", "horizontal")], fetched_at=T1),
+        article("d" * 16, **{"x.y": 2}),
+    ]
+    try:
+        counts = store.write_pages(first, now=now)
+        assert counts == {
+            "articles": 6, "nodes": 1, "links": 2,
+            "new_articles": 5, "new_nodes": 1, "new_links": 2, "errors": 1,
+        }  # fmt: skip
+        _write_by_upserts(reference, first, now)
+        assert _stored(store) == _stored(reference)
+        assert store.articles.find_one({"fp": "d" * 16})["x"] == {"y": 1}  # a path, as in $set
+
+        counts = store.write_pages(second, now=now)
+        assert counts == {
+            "articles": 3, "nodes": 1, "links": 2,
+            "new_articles": 1, "new_nodes": 0, "new_links": 1, "errors": 0,
+        }  # fmt: skip
+        _write_by_upserts(reference, second, now)
+        assert _stored(store) == _stored(reference)
+        doc = store.articles.find_one({"fp": "a" * 16})
+        assert doc["first_seen"] == T0 and doc["last_seen"] == T1 and doc["weight"] == 0.7
+        assert doc["title"] == "Election results (final)"
+    finally:
+        store.client.drop_database(reference.db.name)
+
+
+def test_only_existing_documents_are_upserted(
+    store: NewsStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upserts: list[tuple[str, list]] = []
+    bulk = store._bulk
+
+    def spy(name, ops, retries, backoff):
+        upserts.append((name, list(ops)))
+        return bulk(name, ops, retries, backoff)
+
+    monkeypatch.setattr(store, "_bulk", spy)
+    fresh = [article("a" * 16), article("b" * 16), node([link("t1"), link("t2")])]
+    counts = store.write_pages(fresh, now=T1)
+    assert upserts == []  # everything new: inserts only
+    assert counts["new_articles"] == 2 and counts["new_nodes"] == 1 and counts["new_links"] == 2
+
+    # a, the node and t1 exist (duplicate key 11000): exactly those fall back to their upserts
+    again = [article("c" * 16), article("a" * 16, fetched_at=T1), node([link("t1"), link("t3")])]
+    counts = store.write_pages(again, now=T1)
+    assert upserts == [
+        ("articles", [NewsStore._page_update(again[1], T1)]),
+        ("nodes", [NewsStore._page_update(again[2], T1)]),
+        ("links", [NewsStore._link_update(again[2]["links"][0], again[2], T1)]),
+    ]
+    assert counts == {
+        "articles": 2, "nodes": 1, "links": 2,
+        "new_articles": 1, "new_nodes": 0, "new_links": 1, "errors": 0,
+    }  # fmt: skip
+    assert store.articles.find_one({"fp": "a" * 16})["first_seen"] == T0
+    assert store.articles.count_documents({}) == 3 and store.links.count_documents({}) == 3
+
+    # a key twice in one batch: the first write inserts, the second follows as its upsert
+    upserts.clear()
+    twice = [article("d" * 16, weight=0.2), article("d" * 16, weight=0.9, title="second")]
+    counts = store.write_pages(twice, now=T1)
+    assert upserts == [("articles", [NewsStore._page_update(twice[1], T1)])]
+    assert counts["articles"] == 2 and counts["new_articles"] == 1
+    doc = store.articles.find_one({"fp": "d" * 16})
+    assert doc["title"] == "second" and doc["weight"] == 0.9
+
+
+def test_mostly_known_documents_are_upserted_directly(
+    store: NewsStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch after one of mostly known documents (a re-crawl) skips the inserts, which would
+    fail; a batch after one with enough new documents inserts first again."""
+    calls: list[tuple[str, int]] = []
+    bulk, bulk_insert = store._bulk, store._bulk_insert
+
+    def spy_bulk(name, ops, retries, backoff):
+        calls.append(("upsert", len(ops)))
+        return bulk(name, ops, retries, backoff)
+
+    def spy_insert(name, docs, retries, backoff):
+        calls.append(("insert", len(docs)))
+        return bulk_insert(name, docs, retries, backoff)
+
+    monkeypatch.setattr(store, "_bulk", spy_bulk)
+    monkeypatch.setattr(store, "_bulk_insert", spy_insert)
+
+    def batch(start: int, stop: int) -> list[dict]:
+        return [article(f"{i:016x}", fetched_at=T1) for i in range(start, stop)]
+
+    def write(docs: list[dict]) -> tuple[list, int, int]:
+        calls.clear()
+        counts = store.write_pages(docs)
+        return list(calls), counts["articles"], counts["new_articles"]
+
+    assert write(batch(0, 10)) == ([("insert", 10)], 10, 10)
+    assert write(batch(0, 10)) == ([("insert", 10), ("upsert", 10)], 10, 0)  # all known
+    assert write(batch(1, 11)) == ([("upsert", 10)], 10, 1)  # directly; 10 % new
+    assert write(batch(20, 30)) == ([("upsert", 10)], 10, 10)  # still directly; all new
+    assert write(batch(30, 40)) == ([("insert", 10)], 10, 10)  # inserts first again
+    assert store.articles.count_documents({}) == 31
+    assert store.articles.find_one({"fp": f"{0:016x}"})["first_seen"] == T1
+
+
+class _Flaky:
+    """A collection whose bulk writes fail with AutoReconnect as ``fail(ops, calls)`` decides,
+    after (``applied``) or before the server applied them."""
+
+    def __init__(self, collection, fail, *, applied: bool) -> None:
+        self.collection, self.fail, self.applied, self.calls = collection, fail, applied, 0
+
+    def bulk_write(self, ops, **kwargs):
+        self.calls += 1
+        if not self.fail(ops, self.calls):
+            return self.collection.bulk_write(ops, **kwargs)
+        if self.applied:  # the acknowledgement is lost, the write is not
+            try:
+                self.collection.bulk_write(ops, **kwargs)
+            except BulkWriteError:
+                pass
+        raise AutoReconnect("connection closed")
+
+    def __getattr__(self, name):
+        return getattr(self.collection, name)
+
+
+def test_a_lost_insert_acknowledgement_is_retried_without_double_writes(
+    store: NewsStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.write_pages([article("a" * 16)])
+    flaky = _Flaky(store.articles, lambda ops, calls: calls == 1, applied=True)
+    monkeypatch.setitem(store._collections, "articles", flaky)
+    counts = store.write_pages([article("a" * 16, fetched_at=T1), article("b" * 16)],
+                               retries=2, backoff=0.01)
+    # the retry finds both stored (duplicate keys) and upserts them: b was created by the lost
+    # attempt, so it counts as matched; nothing is stored twice
+    assert flaky.calls == 3 and counts["articles"] == 2 and counts["errors"] == 0
+    assert store.articles.count_documents({}) == 2
+    doc = store.articles.find_one({"fp": "a" * 16})
+    assert doc["first_seen"] == T0 and doc["last_seen"] == T1
+
+
+def test_a_server_lost_between_inserts_and_upserts_spills_and_replays(
+    store: NewsStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    store.write_pages([node([link("t1")])])
+    # inserts go through, the upserts of the known documents meet a server that went away
+    flaky = _Flaky(store.links, lambda ops, calls: isinstance(ops[0], UpdateOne), applied=False)
+    monkeypatch.setitem(store._collections, "links", flaky)
+    docs = [article("a" * 16), node([link("t1", fetched_at=T1), link("t2")], fetched_at=T1)]
+    with pytest.raises(StoreUnavailable) as info:
+        store.write_pages(docs, retries=1, backoff=0.01)
+    assert info.value.docs == [docs[1]]  # the article was written; the node is not complete
+    spill(info.value.docs, tmp_path / "spill.jsonl")
+    monkeypatch.setitem(store._collections, "links", flaky.collection)  # the server is back
+    counts = store.replay_spill(tmp_path / "spill.jsonl")
+    assert counts["nodes"] == 1 and counts["links"] == 2 and counts["new_links"] == 0
+    assert store.links.count_documents({}) == 2
+    assert store.links.find_one({"target_fp": "t1"})["last_seen"] == T1
 
 
 def test_indexes(store: NewsStore) -> None:
