@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from itemadapter import ItemAdapter
+from scrapy import Item
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer, threads
@@ -123,7 +124,10 @@ class MongoPipeline:
     # -- items --------------------------------------------------------------------------------
 
     async def process_item(self, item, spider=None):
-        doc = ItemAdapter(item).asdict()
+        # A shallow copy: the item's values are plain data (newscrawl/items.py: str, numbers,
+        # datetimes, lists and dicts of those), which ItemAdapter.asdict() would copy deeply
+        # for nothing; nothing changes them once this last pipeline has seen the item.
+        doc = dict(item) if isinstance(item, (dict, Item)) else ItemAdapter(item).asdict()
         self._buffer.append(doc)
         self._buffered_ops += 1 + len(doc.get("links") or ())
         if (self._buffered_ops < self.batch_size
