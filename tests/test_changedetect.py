@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,6 +28,7 @@ from newscrawl.algorithms.changedetect import (
     validators_agree,
     version_diff,
 )
+from newscrawl.algorithms.changedetect import _normal_text
 
 LM1 = "Sat, 29 Jan 2022 00:42:26 GMT"
 LM2 = "Sat, 29 Jan 2022 05:10:46 GMT"
@@ -134,6 +138,29 @@ def test_text_fingerprint_ignores_layout_not_words():
 def test_links_fingerprint_is_a_set_fingerprint():
     assert links_fingerprint(["b", "a", "a"]) == links_fingerprint(["a", "b"])
     assert links_fingerprint(["a"]) != links_fingerprint(["a", "c"])
+
+
+def _normal_text_reference(text: str) -> str:
+    """The normalisation as first written (stored fingerprints depend on it)."""
+    invisible = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\u00ad\ufeff"))
+    text = unicodedata.normalize("NFKC", text).translate(invisible).casefold()
+    return re.sub(r"\s+", " ", text).strip()
+
+
+#: Whitespace, invisible characters and letters that case-fold or NFKC-normalise to several.
+_LAYOUT = st.sampled_from(
+    " \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000" "\u200b\u200c\u200d\u2060\u00ad\ufeff" "ß\ufb01Ǆ"
+)
+
+
+@given(st.text(st.one_of(st.characters(), _LAYOUT)))
+def test_normal_text_is_unchanged(text):
+    assert _normal_text(text) == _normal_text_reference(text)
+
+
+def test_normal_text_examples():
+    assert _normal_text("  Stra\u00dfe\u00a0\u200bund\u00ad\n\u3000\uff21BC\t") == "strasse und abc"
+    assert _normal_text("") == _normal_text(" \u200b\n") == ""
 
 
 @given(st.text(), st.text())
