@@ -90,6 +90,7 @@ COMMON_SETTINGS = {
     "ROBOTSTXT_OBEY": "True",
     "CONCURRENT_REQUESTS": "32",
     "CONCURRENT_REQUESTS_PER_DOMAIN": "8",
+    "CONCURRENT_ITEMS": "8",
     "DOWNLOAD_DELAY": "0",
     "AUTOTHROTTLE_ENABLED": "False",
     "USER_AGENT": "newscrawl/0.1 (+news monitoring; incremental crawler)",

@@ -2,10 +2,10 @@
 
 Usage (from the repository root; a Redis server on ``--redis``, default redis://127.0.0.1:6379/0)::
 
-    .venv/bin/python benchmarks/distributed.py              # >= 10,000 pages on 50 hosts
-    .venv/bin/python benchmarks/distributed.py --quick      # ~1,000 pages, smoke run
+    .venv/bin/python benchmarks/distributed.py              # 22,000 pages on 250 hosts, ~4 min
+    .venv/bin/python benchmarks/distributed.py --quick      # ~1,000 pages on 20 hosts, smoke run
     .venv/bin/python benchmarks/distributed.py --check      # also: store agreement, kill -9
-    .venv/bin/python benchmarks/distributed.py --hosts 20 --pages 20000 --keep /tmp/dist
+    .venv/bin/python benchmarks/distributed.py --hosts 20 --pages 10000 --keep /tmp/dist
     .venv/bin/python benchmarks/distributed.py --set NEWSCRAWL_POLITENESS_FACTOR=0  # no pause
 
 The site: ``--hosts`` copies of ``crawl_throughput.py``'s generated news site (home, channel
@@ -14,13 +14,19 @@ many channels per host as make the page count land near ``--pages``), one per lo
 127.0.0.1 … 127.0.0.N (all loopback on Linux), served by one Twisted process listening on the
 same port of every address; a request's host picks the folder.
 
-Why 50 hosts by default: a Redis worker sends one request per host at a time and then pauses
-k = 10 times the host's response time (Mercator). The response time a worker measures includes
-the time its busy event loop takes to notice the answer — about 10 ms on this 2-core machine
-for a 2 ms server — so a host gets a request every ~150-250 ms and 20 hosts cap a worker near
-80-100 pages/s, below what its CPU could do: the comparison would measure politeness, not the
-frontier. ``--hosts 20`` shows that case; the per-run medians of response time, pause and idle
-time per host are printed. The server answers each request
+Why 250 hosts and 8 requests in flight per Redis worker by default: a Redis worker sends one
+request per host at a time and then pauses k = 10 times the host's response time (Mercator).
+The response time a worker measures includes the time its busy event loop takes to notice the
+answer: with N requests in flight on a CPU-bound worker that is about N × its CPU time per page
+(measured: median 21 ms with N = 8, 37 ms with 16, 57 ms with 32, for a server answering in
+2 ms). A host is then idle k/(k+1) of the time, so a worker keeping N requests in flight needs
+about (k + 1) × N hosts with work; two workers twice that. With fewer, the comparison measures
+politeness, not the frontier (``--hosts 50`` shows that case: the Redis runs then stall on host
+pauses). N = 8 (``--worker-concurrency``, Scrapy's ``CONCURRENT_REQUESTS`` of the Redis runs)
+keeps a worker's CPU busy here; the in-memory run keeps the project's 32 (it was faster with 32
+than with 8 here: 284.6 vs 267.1 pages/s). On the real web, where response times are network
+times, a Redis worker wants the larger ``CONCURRENT_REQUESTS``. The per-run medians of response
+time, pause and idle time per host are printed. The server answers each request
 after ``--serve-delay`` ms (so that two requests in flight on one host would overlap in its
 books), counts hits per URL and the largest number of requests in flight per host, and records
 the time of the last page hit.
@@ -93,6 +99,23 @@ REDIS_SETTINGS = {
     "NEWSCRAWL_REDIS_IDLE_CLOSE": "2",
     "NEWSCRAWL_REDIS_WORKER_TIMEOUT": "6",
 }
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc/<pid>/stat``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def redis_cpu_seconds(redis_url: str) -> float:
+    """CPU seconds the Redis server has used (``INFO cpu``: used_cpu_sys + used_cpu_user)."""
+    import redis
+
+    info = redis.Redis.from_url(redis_url).info("cpu")
+    return float(info.get("used_cpu_sys", 0)) + float(info.get("used_cpu_user", 0))
 
 
 def host_address(index: int) -> str:
@@ -247,6 +270,10 @@ class SiteServer:
     def reset(self) -> None:
         self._get(RESET_PATH)
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds the server process has used so far (Linux /proc)."""
+        return proc_cpu_seconds(self.proc.pid)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -278,6 +305,8 @@ class Run:
     responses: int = 0
     items: int = 0
     cpu: float = 0.0
+    server_cpu: float = 0.0
+    redis_cpu: float = 0.0
     politeness: str = ""
     store_docs: int | None = None
     returncodes: list[int] = field(default_factory=list)
@@ -415,6 +444,8 @@ def crawl(name: str, workers: int, *, server: SiteServer, site, work: Path, seed
         stats_files.append(run_dir / f"stats-{w}.json")
         commands.append((scrapy_command(seeds, depth, settings), run_env))
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_cpu = server.cpu_seconds()
+    redis_cpu = redis_cpu_seconds(redis_url) if redis_url else 0.0
     run = Run(name=name, workers=workers, started=time.time())
     for w, (command, run_env) in enumerate(commands):
         procs.append(start_worker(command, run_env, run_dir / f"worker-{w}.log"))
@@ -445,6 +476,8 @@ def crawl(name: str, workers: int, *, server: SiteServer, site, work: Path, seed
         run.returncodes.append(proc.returncode)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     run.cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
+    run.server_cpu = server.cpu_seconds() - server_cpu
+    run.redis_cpu = redis_cpu_seconds(redis_url) - redis_cpu if redis_url else 0.0
     for w, proc in enumerate(procs):
         if proc.returncode not in (0, -signal.SIGKILL):
             log = (run_dir / (f"worker-{w}.log" if w < workers else "worker-restarted.log"))
@@ -515,18 +548,23 @@ def store_counts(data_dir: Path, env: dict) -> dict[str, int]:
 
 def print_runs(runs: list[Run]) -> None:
     headers = ["run", "workers", "pages", "once", ">1", "missing", "extra", "s", "pages/s",
-               "CPU ms/page", "responses", "items", "max in flight/host", "overlaps (exchanges)"]
+               "CPU ms/page", "server CPU", "Redis CPU", "responses", "items",
+               "max in flight/host", "overlaps (exchanges)"]
     rows = []
     for r in runs:
         rows.append([r.name, str(r.workers), f"{r.pages}/{r.expected}", str(r.once), str(r.twice),
                      str(r.missing), str(r.extra), f"{r.seconds:.1f}", f"{r.pages_per_s:.1f}",
                      f"{1000 * r.cpu / r.pages:.1f}" if r.pages else "–",
+                     f"{1000 * r.server_cpu / r.pages:.2f}" if r.pages else "–",
+                     f"{1000 * r.redis_cpu / r.pages:.2f}" if r.pages else "–",
                      str(r.responses), str(r.items), str(r.max_inflight),
                      "–" if r.overlaps is None else f"{r.overlaps} ({r.exchanges})"])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    print("CPU ms/page: the crawl processes (user + system); server CPU: the site server; Redis "
+          "CPU: the Redis server (INFO cpu), each divided by the pages of the run")
     for r in runs:
         if r.politeness:
             print(f"{r.name}: {r.politeness}")
@@ -536,9 +574,12 @@ def print_runs(runs: list[Run]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pages", type=int, default=10_000, help="at least this many pages")
-    parser.add_argument("--hosts", type=int, default=50, help="loopback hosts (default 50)")
-    parser.add_argument("--quick", action="store_true", help="smoke run: 1,000 pages")
+    parser.add_argument("--pages", type=int, default=20_000, help="at least this many pages")
+    parser.add_argument("--hosts", type=int, default=250, help="loopback hosts (default 250)")
+    parser.add_argument("--worker-concurrency", type=int, default=8, metavar="N",
+                        help="CONCURRENT_REQUESTS of the Redis workers (default 8; see above)")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 1,000 pages on at most 20 hosts")
     parser.add_argument("--check", action="store_true",
                         help="also run with the store (agreement) and with a kill -9")
     parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
@@ -548,6 +589,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="extra Scrapy setting for the Redis runs (repeatable), e.g. "
                              "NEWSCRAWL_POLITENESS_FACTOR=0 to measure without the pause")
+    parser.add_argument("--set-all", action="append", default=[], metavar="NAME=VALUE",
+                        help="extra Scrapy setting for every run, the in-memory one included")
     parser.add_argument("--runs", default="inmemory,x1,x2",
                         help="which of inmemory,x1,x2 to run (default all; ratios need all)")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
@@ -558,6 +601,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.hosts <= 250:
         parser.error("--hosts must be 1..250")
     pages = 1_000 if args.quick else args.pages
+    if args.quick:
+        args.hosts = min(args.hosts, 20)
 
     import redis
 
@@ -585,10 +630,13 @@ def main(argv: list[str] | None = None) -> int:
            if k not in ("SCRAPY_SETTINGS_MODULE", "SCRAPY_PROJECT", "MONGO_URI",
                         "NEWSCRAWL_MONGO_URI", "REDIS_URL")}
     env["PYTHONPATH"] = os.pathsep.join([str(BENCH_DIR), str(ROOT)])
+    extra_all = dict(item.split("=", 1) for item in args.set_all)
+    extra = {**extra_all, "CONCURRENT_REQUESTS": str(args.worker_concurrency),
+             **dict(item.split("=", 1) for item in args.set)}
     print(f"site server: port {server.port}, answers after {args.serve_delay:g} ms; Redis "
-          f"{args.redis}; depth {depth}", flush=True)
+          f"{args.redis}; depth {depth}; Redis workers with CONCURRENT_REQUESTS="
+          f"{extra['CONCURRENT_REQUESTS']}", flush=True)
     runs: list[Run] = []
-    extra = dict(item.split("=", 1) for item in args.set)
     common = {"server": server, "site": site, "work": work, "seeds": seeds, "depth": depth,
               "env": env}
     try:
@@ -597,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
                                    ("x2", "redis x2", 2)):
             if key in selected:
                 runs.append(crawl(name, workers, redis_url=None if key == "inmemory" else
-                                  args.redis, extra=None if key == "inmemory" else extra,
+                                  args.redis, extra=extra_all if key == "inmemory" else extra,
                                   **common))
                 print(f"{name}: {runs[-1].pages} pages, {runs[-1].pages_per_s:.1f} pages/s",
                       flush=True)

@@ -5,7 +5,7 @@ Mercator (seed 001, §4.1) never sends a server two requests in parallel and wai
 :class:`newscrawl.distributed.scheduler.DistributedScheduler` a request leaves the frontier
 holding its host's lease (``request.meta["newscrawl_lease"]``), so over all workers at most one
 request per host is in flight. This middleware ends the lease when the exchange is over and sets
-the host's next-allowed time in Redis: ``now + next_delay(response time)``
+the host's next-allowed time in Redis: end of the exchange + ``next_delay(response time)``
 (:func:`newscrawl.algorithms.politeness.next_delay`: k = ``NEWSCRAWL_POLITENESS_FACTOR``, within
 ``NEWSCRAWL_POLITENESS_MIN_DELAY``/``…_MAX_DELAY``), and at least the host's robots.txt
 ``Crawl-delay``, which it reads (with Protego, Scrapy's robots.txt parser) from the robots.txt
@@ -45,6 +45,7 @@ from collections import deque
 
 from protego import Protego
 from redis.exceptions import RedisError
+from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.httpobj import urlparse_cached
@@ -66,7 +67,8 @@ class PolitenessMiddleware:
     """Release host leases with Mercator's pause; learn robots.txt Crawl-delay.
 
     Args:
-        frontier: the shared frontier (only ``release`` and ``set_crawl_delay`` are used).
+        frontier: the crawler's shared frontier (``release_later``, ``flush``,
+            ``set_crawl_delay``).
         stats: Scrapy stats collector.
         factor, min_delay, max_delay: the pause rule (see :func:`next_delay`).
         obey_crawl_delay: store and apply robots.txt Crawl-delay.
@@ -80,7 +82,7 @@ class PolitenessMiddleware:
     """
 
     #: Seconds a lease release may wait for the scheduler's next round trip before it is sent
-    #: alone (a later release only makes the pause longer).
+    #: alone (the pause still runs from the end of the exchange; see ``release_later``).
     FLUSH_DELAY = 0.005
 
     def __init__(self, frontier: RedisFrontier, stats, *,
@@ -130,8 +132,6 @@ class PolitenessMiddleware:
             fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW", defaults.NEWSCRAWL_ALIAS_FOLD_WWW),
             log_path=s.get("NEWSCRAWL_POLITENESS_LOG", defaults.NEWSCRAWL_POLITENESS_LOG) or "",
         )
-        from scrapy import signals
-
         crawler.signals.connect(middleware.close, signal=signals.spider_closed)
         return middleware
 
@@ -168,7 +168,8 @@ class PolitenessMiddleware:
         sent = request.meta.pop(_SENT_META, None)
         lease = request.meta.pop(LEASE_META, None)
         end_wall = time.time()
-        exchange_time = time.monotonic() - sent[0] if sent else 0.0
+        ended = time.monotonic()
+        exchange_time = ended - sent[0] if sent else 0.0
         latency = request.meta.get("download_latency")
         response_time = latency if isinstance(latency, (int, float)) and not error else exchange_time
         host = lease[0] if lease else self._host(request)
@@ -206,7 +207,7 @@ class PolitenessMiddleware:
 
         # Sent with the scheduler's next pop (one round trip), or in a few milliseconds.
         self.frontier.release_later(host, lease[1], pause=pause, response_time=response_time,
-                                    error=error, callback=released)
+                                    error=error, ended=ended, callback=released)
         if self._flush_call is None:
             try:
                 self._flush_call = call_later(self.FLUSH_DELAY, self._flush)

@@ -120,6 +120,9 @@ NEWSCRAWL_REDIS_WORKER_TIMEOUT = 30.0
 NEWSCRAWL_REDIS_LEASE_TTL = 180.0
 #: Period of the worker's frontier loop: acknowledgements, wake-ups, idle checks (seconds).
 NEWSCRAWL_REDIS_POLL_INTERVAL = 0.1
+#: Most requests (of different ready hosts) one Redis round trip takes for the downloader; never
+#: more than its free slots, since each holds its host's lease until sent (requests).
+NEWSCRAWL_REDIS_POP_BATCH = 8
 
 # --- politeness across workers (middlewares/politeness.py; seed 001, Mercator) ---------------
 # One request in flight per host over all workers (the frontier's host lease); then a pause.

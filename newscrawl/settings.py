@@ -18,6 +18,10 @@ ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 32
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
 DOWNLOAD_DELAY = 0
+# Spider outputs (one item and its page's links) processed in parallel per response. Scrapy
+# starts this many asyncio tasks for every response (default 100: ~100 tasks per page, about a
+# tenth of a worker's CPU here); a page has one item, so a few are enough.
+CONCURRENT_ITEMS = 8
 DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024  # bytes: huge pages are cut off and counted by Scrapy
 DOWNLOAD_WARNSIZE = 8 * 1024 * 1024

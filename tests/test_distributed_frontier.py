@@ -150,6 +150,31 @@ def test_one_lease_per_host_and_priority_then_fifo(redis_server, namespace):
     assert frontier.host_state("a.example")["fetched"] == "1"
 
 
+def test_pop_many_takes_one_request_per_ready_host_in_one_round_trip(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.heartbeat()
+    for host in ("a.example", "b.example", "c.example"):
+        for i in range(2):
+            frontier.push(host, f"{host}/{i}".encode(), score=i)
+    frontier.release_later("x.example", "no-such-lease", pause=0, response_time=0)
+    trips = frontier.round_trips
+    taken = frontier.pop_many(2)
+    assert frontier.round_trips == trips + 1 and frontier.queued_calls == 0
+    assert isinstance(taken, list) and len(taken) == 2
+    assert len({p.host for p in taken}) == 2 and all(p.payload.endswith(b"/0") for p in taken)
+    assert len({p.token for p in taken}) == 2 and all(p.inflight == 1 for p in taken)
+    rest = frontier.pop_many(8)  # only one host is still free: one request, not eight
+    assert [p.payload for p in rest] == [b"c.example/0"]
+    assert isinstance(frontier.pop_many(8), Wait)  # every host is leased
+    assert frontier.pending_count() == 3 and len(frontier) == 3
+    # A worker that leaves hands back what it took and frees the hosts.
+    assert frontier.heartbeat(leaving=True)[:2] == (3, 3)
+    again = frontier.pop_many(8)
+    assert sorted(p.payload for p in again) == [b"a.example/0", b"b.example/0", b"c.example/0"]
+    with pytest.raises(ValueError):
+        frontier.pop_many(0)
+
+
 def test_pause_and_crawl_delay_keep_the_host_waiting(redis_server, namespace):
     frontier = RedisFrontier(redis_server, namespace)
     for i in range(3):
@@ -259,6 +284,32 @@ def test_queued_calls_go_out_in_order_with_the_next_pop(redis_server, namespace)
     assert outcomes == [True, False, (True, outcomes[2][1], 0), 1]
     assert isinstance(link, Popped) and link.payload == b"link"
     assert frontier.pending_count() == 1  # the link; the page was acknowledged
+
+
+def test_a_queued_release_pauses_from_the_end_of_the_exchange(redis_server, namespace):
+    import time
+
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.push("h.example", b"a", score=0)
+    frontier.push("h.example", b"b", score=1)
+    page = frontier.pop()
+    ended = time.monotonic() - 0.300  # the exchange ended 300 ms before the release goes out
+    results = []
+    frontier.release_later("h.example", page.token, pause=0.5, response_time=0.05, ended=ended,
+                           callback=results.append)
+    frontier.flush()
+    (released, now_ms, pause_ms), = results
+    assert released and 150 <= pause_ms <= 200  # 500 ms minus the ~300 ms already waited
+    assert int(frontier.host_state("h.example")["next_ms"]) == now_ms + pause_ms
+    # A release that waited longer than its pause makes the host ready at once, never "negative".
+    second = None
+    while second is None:
+        popped = frontier.pop()
+        second = popped if isinstance(popped, Popped) else time.sleep(0.05)
+    frontier.release_later("h.example", second.token, pause=0.1, response_time=0.01,
+                           ended=time.monotonic() - 1.0, callback=results.append)
+    frontier.flush()
+    assert results[-1][0] and results[-1][2] == 0
 
 
 def test_scripts_are_reloaded_after_a_script_flush(redis_server, namespace):
@@ -389,3 +440,18 @@ def test_politeness_middleware_learns_crawl_delay_and_releases_with_the_pause(re
     assert crawler.stats.get_value("newscrawl/politeness/released") == 1
     assert LEASE_META not in page.meta
     middleware.close()
+
+
+def test_the_queue_hands_out_a_batch_taken_in_one_round_trip(redis_server, namespace):
+    queue, _ = _queue(redis_server, namespace)
+    for i in range(4):
+        assert queue.push(scrapy.Request(f"http://h{i}.example/page"))
+    trips = queue.frontier.round_trips
+    request, popped = queue.pop_entry(limit=3)
+    assert queue.frontier.round_trips == trips + 1
+    assert len(queue.taken) == 2 and len(queue) == 3  # taken but not handed out still counts
+    urls = {request.url} | {queue.pop_entry(limit=3)[0].url for _ in range(2)}
+    assert queue.frontier.round_trips == trips + 1  # the other two came from the batch
+    assert len(urls) == 3 and request.meta[LEASE_META] == [popped.host, popped.token]
+    last, _ = queue.pop_entry(limit=3)
+    assert last.url not in urls and queue.pop_entry(limit=3) is None

@@ -25,6 +25,7 @@ import hashlib
 import logging
 import os
 import socket
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,17 +81,18 @@ end
 return 1
 """
 
-# KEYS: ready, leases, size, pending, seq. ARGV: queue prefix, host prefix, lease ttl ms, tries.
-# Returns {member, host, now, inflight, lease token} or {'', wait_ms (-1: none queued), now}.
-# The lease token is a fresh sequence number: a requeued member gets a new one when popped again.
+# KEYS: ready, leases, size, pending, seq. ARGV: queue prefix, host prefix, lease ttl ms, tries,
+# most requests to take (one per host).
+# Returns {member, host, now, inflight, lease token, member, host, ...} (5 values per request) or
+# {'', wait_ms (-1: none queued, 0: try again), now} when nothing was taken.
+# A lease token is a fresh sequence number: a requeued member gets a new one when popped again.
 _SCRIPT_POP = _NOW + """
-for i = 1, tonumber(ARGV[4]) do
+local out = {}
+local want = tonumber(ARGV[5] or '1')
+local empty = 0
+while #out < 5 * want and empty < tonumber(ARGV[4]) do
   local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1)
-  if #hosts == 0 then
-    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    if #first == 0 then return {'', -1, now} end
-    return {'', tonumber(first[2]) - now, now}
-  end
+  if #hosts == 0 then break end
   local host = hosts[1]
   redis.call('ZREM', KEYS[1], host)
   local popped = redis.call('ZPOPMIN', ARGV[1] .. host)
@@ -103,10 +105,16 @@ for i = 1, tonumber(ARGV[4]) do
     redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), host)
     redis.call('DECR', KEYS[3])
     redis.call('HSET', KEYS[4], member, host .. '\\t' .. popped[2] .. '\\t' .. token)
-    return {member, host, now, inflight, token}
+    for _, v in ipairs({member, host, now, inflight, token}) do out[#out + 1] = v end
+  else
+    empty = empty + 1
   end
 end
-return {'', 0, now}
+if #out > 0 then return out end
+if empty >= tonumber(ARGV[4]) then return {'', 0, now} end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #first == 0 then return {'', -1, now} end
+return {'', tonumber(first[2]) - now, now}
 """
 
 # KEYS: host state, ready, leases, host queue. ARGV: token, host, pause ms, rt ms, error (0/1).
@@ -205,6 +213,21 @@ local workers = redis.call('ZRANGE', KEYS[3], 0, -1)
 for _, w in ipairs(workers) do pending = pending + redis.call('HLEN', ARGV[1] .. w) end
 return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('ZCARD', KEYS[2]), pending}
 """
+
+
+class _PauseSince:
+    """A pause (ms) that started at ``ended`` (``time.monotonic()``): what is left of it when
+    the queued release is finally sent."""
+
+    __slots__ = ("pause_ms", "ended")
+
+    def __init__(self, pause_ms: int, ended: float) -> None:
+        self.pause_ms = pause_ms
+        self.ended = ended
+
+    def remaining_ms(self) -> int:
+        waited_ms = (time.monotonic() - self.ended) * 1000.0
+        return max(0, int(round(self.pause_ms - waited_ms)))
 
 
 def new_worker_id() -> str:
@@ -363,6 +386,7 @@ class RedisFrontier:
         if kind == "hdel":
             pipe.hdel(keys[0], *args)
         else:
+            args = [a.remaining_ms() if isinstance(a, _PauseSince) else a for a in args]
             pipe.evalsha(self._sha[kind], len(keys), *keys, *args)
 
     def flush(self) -> int:
@@ -441,21 +465,42 @@ class RedisFrontier:
         self._batch.append(("push", keys, args,
                             (lambda r: callback(bool(r))) if callback else None))
 
-    def _pop_call(self):
+    def _pop_call(self, limit: int):
         return ("pop", (self.k_ready, self.k_leases, self.k_size, self.k_pending, self.k_seq),
-                (self.queue_prefix, self.host_prefix, self.lease_ttl_ms, self.MAX_POP_TRIES))
+                (self.queue_prefix, self.host_prefix, self.lease_ttl_ms, self.MAX_POP_TRIES,
+                 limit))
 
     def pop(self) -> Popped | Wait:
         """Send queued calls, then lease the first ready host and take its best request (see
         the module docstring), in one round trip."""
+        result = self.pop_many(1)
+        return result[0] if isinstance(result, list) else result
+
+    def pop_many(self, limit: int) -> list[Popped] | Wait:
+        """Like :meth:`pop`, taking up to ``limit`` requests of ``limit`` different ready hosts
+        (the best request of each, hosts in order of their next-allowed time) in the same single
+        round trip. Each comes with its own host lease, so the caller should ask for no more
+        than it can send now: a host stays leased, and idle for every worker, until the
+        request's release.
+
+        Args:
+            limit: most requests to take, >= 1.
+
+        Returns:
+            The requests taken (at least one), or :class:`Wait` when no host is ready.
+
+        Raises:
+            ValueError: ``limit < 1``.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
         ops, self._batch = self._batch, []
-        result = self._run(ops, then=self._pop_call())
-        member = result[0]
-        if not member:
+        result = self._run(ops, then=self._pop_call(int(limit)))
+        if not result[0]:
             return Wait(wait_ms=int(result[1]), now_ms=int(result[2]))
-        return Popped(member=member, host=result[1].decode("utf-8"),
-                      token=result[4].decode("ascii"), now_ms=int(result[2]),
-                      inflight=int(result[3]))
+        return [Popped(member=result[i], host=result[i + 1].decode("utf-8"),
+                       token=result[i + 4].decode("ascii"), now_ms=int(result[i + 2]),
+                       inflight=int(result[i + 3])) for i in range(0, len(result), 5)]
 
     def _release_call(self, host, token, pause, response_time, error):
         keys = (self.host_state_key(host), self.k_ready, self.k_leases, self.host_queue_key(host))
@@ -478,10 +523,20 @@ class RedisFrontier:
         return bool(result[0]), int(result[1]), int(result[2])
 
     def release_later(self, host: str, token: str, *, pause: float, response_time: float,
-                      error: bool = False,
+                      error: bool = False, ended: float | None = None,
                       callback: Callable[[tuple[bool, int, int]], None] | None = None) -> None:
-        """:meth:`release` at the next flush (never earlier than asked: only more polite)."""
+        """:meth:`release` at the next flush.
+
+        Args:
+            ended: ``time.monotonic()`` when the exchange ended. The pause then runs from that
+                moment, as Mercator's rule says, not from the flush: the pause sent is
+                ``pause`` minus the seconds the release waited in this worker (never below 0;
+                a robots.txt Crawl-delay still counts from the release's arrival). ``None``:
+                the whole pause from the arrival.
+        """
         keys, args = self._release_call(host, token, pause, response_time, error)
+        if ended is not None:
+            args = (args[0], args[1], _PauseSince(args[2], ended), *args[3:])
         self._batch.append(("release", keys, args, (lambda r: callback(
             (bool(r[0]), int(r[1]), int(r[2])))) if callback else None))
 

@@ -16,6 +16,7 @@ longer has) are moved to the dead-letter list ``<namespace>:deadletter`` and cou
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
@@ -57,6 +58,8 @@ class HostQueue(Base):
         self.stats = stats
         self.last_wait: Wait | None = None
         self.on_dead_letter: Callable[[Popped, Exception], None] | None = None
+        #: Requests taken from Redis (leased, in this worker's pending set) not handed out yet.
+        self.taken: deque[Popped] = deque()
 
     def host_of(self, url: str) -> str:
         """Canonical host of ``url`` (the queue and politeness unit); ``""`` if none."""
@@ -67,7 +70,7 @@ class HostQueue(Base):
         return canonical_host(host, aliases=self.aliases, fold_www=self.fold_www)
 
     def __len__(self) -> int:
-        return len(self.frontier)
+        return len(self.frontier) + len(self.taken)
 
     def push(self, request, fingerprint: bytes | None = None) -> bool:
         """Queue ``request``; with a fingerprint, only when it was not seen (atomically).
@@ -125,15 +128,25 @@ class HostQueue(Base):
         entry = self.pop_entry()
         return entry[0] if entry else None
 
-    def pop_entry(self):
+    def pop_entry(self, limit: int = 1):
         """Like :meth:`pop`, returning ``(request, Popped)`` (the scheduler acknowledges the
-        entry when the request is finished), or ``None``."""
+        entry when the request is finished), or ``None``.
+
+        Args:
+            limit: when nothing taken is left, take up to this many requests (of different
+                ready hosts) from Redis in one round trip; the rest are returned by the next
+                calls, without a round trip. Ask for no more than can be sent now (each holds
+                its host's lease).
+        """
         for _ in range(RedisFrontier.MAX_POP_TRIES):
-            popped = self.frontier.pop()
-            if isinstance(popped, Wait):
-                self.last_wait = popped
-                return None
+            if not self.taken:
+                result = self.frontier.pop_many(max(1, limit))
+                if isinstance(result, Wait):
+                    self.last_wait = result
+                    return None
+                self.taken.extend(result)
             self.last_wait = None
+            popped = self.taken.popleft()
             try:
                 request = self._decode_request(popped.payload)
             except Exception as exc:  # noqa: BLE001 - whatever fails to decode is a dead letter
@@ -160,4 +173,5 @@ class HostQueue(Base):
 
     def clear(self) -> None:
         """Delete the whole namespace: queues, seen set, host states."""
+        self.taken.clear()
         self.frontier.clear()

@@ -79,6 +79,8 @@ class DistributedScheduler(Scheduler):
         aliases, fold_www: canonical host mapping of queues.
         min_delay: pause used when a lease must be released without a response time.
         seen_per_round: start a new seen-set round on a drained frontier.
+        pop_batch: most requests (of different ready hosts) one Redis round trip takes, never
+            more than the downloader's free slots.
 
     Raises:
         ValueError: a negative ``idle_close`` or a non-positive interval.
@@ -91,13 +93,16 @@ class DistributedScheduler(Scheduler):
                  poll_interval: float = defaults.NEWSCRAWL_REDIS_POLL_INTERVAL,
                  aliases: dict | None = None, fold_www: bool = defaults.NEWSCRAWL_ALIAS_FOLD_WWW,
                  min_delay: float = defaults.NEWSCRAWL_POLITENESS_MIN_DELAY,
-                 seen_per_round: bool = defaults.NEWSCRAWL_REDIS_SEEN_PER_ROUND):
+                 seen_per_round: bool = defaults.NEWSCRAWL_REDIS_SEEN_PER_ROUND,
+                 pop_batch: int = defaults.NEWSCRAWL_REDIS_POP_BATCH):
         super().__init__(server, persist=persist, flush_on_start=flush_on_start,
                          queue_cls="newscrawl.distributed.queue.HostQueue",
                          dupefilter_cls=dupefilter_cls, idle_before_close=0,
                          serializer=serializer or get_serializer("json"))
-        if idle_close < 0 or worker_timeout <= 0 or poll_interval <= 0:
-            raise ValueError("idle_close must be >= 0; worker_timeout and poll_interval > 0")
+        if idle_close < 0 or worker_timeout <= 0 or poll_interval <= 0 or pop_batch < 1:
+            raise ValueError("idle_close must be >= 0; worker_timeout and poll_interval > 0; "
+                             "pop_batch >= 1")
+        self.pop_batch = pop_batch
         self.crawler = crawler
         self.stats = crawler.stats
         self.idle_close = idle_close
@@ -146,6 +151,7 @@ class DistributedScheduler(Scheduler):
                                  defaults.NEWSCRAWL_POLITENESS_MIN_DELAY),
             seen_per_round=s.getbool("NEWSCRAWL_REDIS_SEEN_PER_ROUND",
                                      defaults.NEWSCRAWL_REDIS_SEEN_PER_ROUND),
+            pop_batch=s.getint("NEWSCRAWL_REDIS_POP_BATCH", defaults.NEWSCRAWL_REDIS_POP_BATCH),
         )
 
     # --- life cycle -----------------------------------------------------------------------------
@@ -257,7 +263,7 @@ class DistributedScheduler(Scheduler):
             # No host was ready a moment ago and this worker changed nothing since: do not ask
             # Redis again before the first host's pause ends or the next poll.
             return None
-        entry = self.queue.pop_entry()
+        entry = self.queue.pop_entry(limit=self._pop_limit())
         if entry is None:
             wait = self.queue.last_wait
             if wait is not None and wait.wait_ms >= 0:
@@ -275,6 +281,18 @@ class DistributedScheduler(Scheduler):
                          popped.inflight)
         self.stats.inc_value("scheduler/dequeued/redis")
         return request
+
+    def _pop_limit(self) -> int:
+        """How many requests one round trip may take: the downloader's free slots, at most
+        ``pop_batch`` (taken requests hold their hosts' leases until sent and released)."""
+        if self.pop_batch <= 1:
+            return 1
+        downloader = getattr(getattr(self.crawler, "engine", None), "downloader", None)
+        try:
+            free = downloader.total_concurrency - len(downloader.active)
+        except (AttributeError, TypeError):
+            return 1
+        return max(1, min(self.pop_batch, free))
 
     def has_pending_requests(self):
         return self._unsent > 0 or len(self.queue) > 0
