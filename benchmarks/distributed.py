@@ -14,18 +14,20 @@ many channels per host as make the page count land near ``--pages``), one per lo
 127.0.0.1 … 127.0.0.N (all loopback on Linux), served by one Twisted process listening on the
 same port of every address; a request's host picks the folder.
 
-Why 250 hosts and 8 requests in flight per Redis worker by default: a Redis worker sends one
+Why 250 hosts and 12 requests in flight per Redis worker by default: a Redis worker sends one
 request per host at a time and then pauses k = 10 times the host's response time (Mercator).
 The response time a worker measures includes the time its busy event loop takes to notice the
 answer: with N requests in flight on a CPU-bound worker that is about N × its CPU time per page
-(measured: median 21 ms with N = 8, 37 ms with 16, 57 ms with 32, for a server answering in
-2 ms). A host is then idle k/(k+1) of the time, so a worker keeping N requests in flight needs
-about (k + 1) × N hosts with work; two workers twice that. With fewer, the comparison measures
-politeness, not the frontier (``--hosts 50`` shows that case: the Redis runs then stall on host
-pauses). N = 8 (``--worker-concurrency``, Scrapy's ``CONCURRENT_REQUESTS`` of the Redis runs)
-keeps a worker's CPU busy here; the in-memory run keeps the project's 32 (it was faster with 32
-than with 8 here: 284.6 vs 267.1 pages/s). On the real web, where response times are network
-times, a Redis worker wants the larger ``CONCURRENT_REQUESTS``. The per-run medians of response
+(measured: median 20 ms with N = 8, 28 ms with 12, 37 ms with 16, 57 ms with 32, for a server
+answering in 2 ms). A host is then idle about k/(k+1) of the time, so a worker keeping N requests
+in flight needs on the order of (k + 1) × N hosts with work; two workers twice that. With fewer,
+the comparison measures politeness, not the frontier (``--hosts 50`` shows that case: the Redis
+runs then stall on host pauses). N = 12 (``--worker-concurrency``, Scrapy's
+``CONCURRENT_REQUESTS`` of the Redis runs) keeps a worker's CPU busy here (N = 8 left it idle
+more often: 269.1 vs 282.8 pages/s for one worker in two runs); the in-memory run keeps the
+project's 32 (it was faster with 32 than with 8 here: 284.6 vs 267.1 pages/s). On the real web,
+where response times are network times, a Redis worker wants the larger
+``CONCURRENT_REQUESTS``. The per-run medians of response
 time, pause and idle time per host are printed. The server answers each request
 after ``--serve-delay`` ms (so that two requests in flight on one host would overlap in its
 books), counts hits per URL and the largest number of requests in flight per host, and records
@@ -576,8 +578,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=20_000, help="at least this many pages")
     parser.add_argument("--hosts", type=int, default=250, help="loopback hosts (default 250)")
-    parser.add_argument("--worker-concurrency", type=int, default=8, metavar="N",
-                        help="CONCURRENT_REQUESTS of the Redis workers (default 8; see above)")
+    parser.add_argument("--worker-concurrency", type=int, default=12, metavar="N",
+                        help="CONCURRENT_REQUESTS of the Redis workers (default 12; see above)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 1,000 pages on at most 20 hosts")
     parser.add_argument("--check", action="store_true",
