@@ -938,6 +938,13 @@ class NewsStore:
         insert is ~10x cheaper than an upsert on SecantusDB), ``old_docs`` replace the stored
         record; a "new" record that exists after all (another crawl wrote it) is replaced too.
 
+        Several workers may share one store, each with the state it loaded at its start, so a
+        record is only replaced by one that is at least as recent: the replace is conditional
+        on the stored ``last_visit`` being missing, null or not later than the record's (an
+        unvisited record replaces only an unvisited one). A record that lost (the filter did not
+        match, and its upsert then met the existing ``_id``) is skipped, not counted: the stored
+        record, visited more recently by another worker, survives.
+
         Returns:
             The number of records written.
 
@@ -956,17 +963,56 @@ class NewsStore:
                 except BulkWriteError as exc:
                     written += int(exc.details.get("nInserted", 0))
                     failed = {err.get("index") for err in exc.details.get("writeErrors") or ()
-                              if err.get("code") == 11000}
+                              if err.get("code") == DUPLICATE_KEY}
                     replace += [d for i, d in enumerate(new_docs) if i in failed]
             if replace:
-                ops = [ReplaceOne({"_id": d["_id"]}, dict(d), upsert=True) for d in replace]
-                matched, upserted, _ = self._bulk(PAGES, ops, retries, backoff)
-                written += matched + upserted
+                written += self._replace_state(replace, retries, backoff)
         except (ConnectionFailure, OperationFailure) as exc:
             if not _is_transient(exc):
                 raise
             raise StoreUnavailable(f"MongoDB unavailable writing crawl state: {exc}") from exc
         return written
+
+    @staticmethod
+    def _state_filter(doc: Mapping[str, Any]) -> dict[str, Any]:
+        """Filter matching the stored record of ``doc`` when ``doc`` is at least as recent:
+        ``last_visit`` missing or null, or (``doc`` visited) not later than ``doc``'s."""
+        last_visit = doc.get("last_visit")
+        if last_visit is None:
+            return {"_id": doc["_id"], "last_visit": None}  # null matches a missing field too
+        return {"_id": doc["_id"],
+                "$or": [{"last_visit": None}, {"last_visit": {"$lte": last_visit}}]}
+
+    def _replace_state(
+        self, docs: list[Mapping[str, Any]], retries: int, backoff: float
+    ) -> int:
+        """Conditional upserts of crawl-state records (see :meth:`write_state`); returns the
+        number written. A duplicate key is a record that lost to a more recent one: skipped."""
+        collection = self.pages
+        ops = [ReplaceOne(self._state_filter(d), dict(d), upsert=True) for d in docs]
+
+        def attempt() -> int:
+            try:
+                result = collection.bulk_write(ops, ordered=False)
+                return result.matched_count + result.upserted_count
+            except BulkWriteError as exc:
+                details = exc.details
+                write_errors = details.get("writeErrors") or []
+                _raise_if_interrupted(PAGES, write_errors, exc)
+                stale = [err for err in write_errors if err.get("code") == DUPLICATE_KEY]
+                others = [err for err in write_errors if err.get("code") != DUPLICATE_KEY]
+                if stale:
+                    logger.debug("%d crawl-state record(s) not written: the store holds a more "
+                                 "recent visit", len(stale))
+                if others:
+                    logger.warning("%d write error(s) in %s; first: %s", len(others), PAGES,
+                                   others[0].get("errmsg"))
+                return int(details.get("nMatched", 0)) + int(details.get("nUpserted", 0))
+            except InvalidDocument:
+                matched, upserted, _ = self._one_by_one(collection, ops)
+                return matched + upserted
+
+        return self._retrying(PAGES, attempt, retries, backoff)
 
     def write_hosts(self, docs: Sequence[Mapping[str, Any]]) -> None:
         """Replace host policies (documents with ``_id`` = host name), created when missing.

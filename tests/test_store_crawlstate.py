@@ -38,6 +38,35 @@ def test_write_state_inserts_new_and_replaces_known(store):
     assert store.load_state()[1] == [{"_id": "s.example", "mode": "fingerprint"}]
 
 
+def visited(fp: str, visits: int, at: dt.datetime) -> dict:
+    return record(fp, visits=visits, last_visit=at,
+                  history=[{"t": at - dt.timedelta(hours=i), "status": 200} for i in range(visits)])
+
+
+def test_write_state_concurrent_workers_merge_instead_of_clobbering(store):
+    """Workers A and B share the store; both loaded "p" and "q" unvisited at their start."""
+    store.write_state([record("p"), record("q"), record("r", visits=1, last_visit=T0)], [])
+    t1, t2 = T0 + dt.timedelta(hours=1), T0 + dt.timedelta(hours=2)
+    # A visits "p" and "q"; it also finds "n" first
+    assert store.write_state([visited("n", 1, t1)], [visited("p", 1, t1), visited("q", 1, t1)]) == 3
+    # B, stale: writes its unvisited "p" (a weight changed), "n" as new and unvisited, and an
+    # older visit of "r"... none of which may undo A's visits
+    written = store.write_state([record("n")], [record("p", weight=0.3),
+                                                visited("r", 1, T0 - dt.timedelta(hours=1))])
+    assert written == 0
+    # ...but B's newer visit of "q" replaces A's older one, and a new "m" is inserted
+    assert store.write_state([record("m")], [visited("q", 2, t2)]) == 2
+    pages = {p["_id"]: p for p in store.load_state()[0]}
+    assert pages["p"]["visits"] == 1 and len(pages["p"]["history"]) == 1
+    assert pages["n"]["visits"] == 1 and pages["n"]["last_visit"].replace(tzinfo=UTC) == t1
+    assert pages["r"]["last_visit"].replace(tzinfo=UTC) == T0
+    assert pages["q"]["visits"] == 2 and pages["q"]["last_visit"].replace(tzinfo=UTC) == t2
+    assert "m" in pages
+    # an equally recent record still replaces (the same worker writing its record again)
+    assert store.write_state([], [visited("q", 2, t2) | {"weight": 0.9}]) == 1
+    assert store.pages.find_one({"_id": "q"})["weight"] == 0.9
+
+
 def test_archive_version_keeps_the_stored_text_with_a_diff(store):
     assert store.archive_version("x", {"title": "T", "text": "t"}, archived_at=T0) is None
     store.write_pages([article("x", "Haushalt", "Der Haushalt wird um vier Milliarden gekürzt.")])
