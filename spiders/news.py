@@ -33,42 +33,78 @@ from middlewares.revisit import state_of as revisit_state
 logger = logging.getLogger(__name__)
 
 
-def read_entry_urls(start_urls: str | None = None, seeds: str | None = None) -> list[str]:
-    """Return the entry URLs given as ``-a start_urls=`` (comma-separated) and/or ``-a seeds=``.
-
-    The seeds file holds one URL per line; blank lines and ``#`` comments are skipped. URLs
-    without a scheme get ``http://``. Duplicates are dropped, order kept.
+def _read_seeds_file(seeds: str) -> list[str]:
+    """The lines of a seeds file, decoded as UTF-8 (a byte-order mark is dropped).
 
     Raises:
-        ValueError: no URL given, a seeds file that cannot be read, or a URL with no host.
+        ValueError: the file cannot be read, or is not UTF-8 (one line naming the path, the
+            byte offset and the line of the first undecodable byte).
+    """
+    try:
+        data = Path(seeds).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read seeds file {seeds!r}: {exc}") from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"seeds file {seeds!r} is not UTF-8 text: undecodable byte 0x{data[exc.start]:02x} "
+            f"at byte offset {exc.start} (line {line}); save it as UTF-8") from None
+    return text.splitlines()
+
+
+def _entry_problem(url: str) -> tuple[str, str | None]:
+    """``(normalised URL, None)`` for a usable entry, or ``(url, why it is skipped)``."""
+    if any(ch.isspace() for ch in url):
+        return url, "a URL has no spaces"
+    if "://" not in url:
+        url = "http://" + url
+    scheme = url.split("://", 1)[0].lower()
+    if scheme not in ("http", "https"):
+        return url, "only http and https URLs are crawled"
+    if not host_of(url):
+        return url, "the URL has no host"
+    return url, None
+
+
+def read_entry_urls(start_urls: str | None = None, seeds: str | None = None,
+                    skipped: list[tuple[str, str]] | None = None) -> list[str]:
+    """Return the entry URLs given as ``-a start_urls=`` (comma-separated) and/or ``-a seeds=``.
+
+    The seeds file holds one URL per line (UTF-8); blank lines and ``#`` comments are skipped.
+    URLs without a scheme get ``http://``. Duplicates are dropped, order kept. A bad entry (a
+    space in it, not http(s), no host) is skipped with a warning and appended to ``skipped`` as
+    ``(entry, reason)`` when given.
+
+    Raises:
+        ValueError: no valid URL remains, or a seeds file that cannot be read or is not UTF-8.
     """
     urls: list[str] = []
     if start_urls:
         urls += [u.strip() for u in start_urls.split(",") if u.strip()]
     if seeds:
-        try:
-            lines = Path(seeds).read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise ValueError(f"cannot read seeds file {seeds!r}: {exc}") from exc
-        urls += [line.split("#", 1)[0].strip() for line in lines]
+        urls += [line.split("#", 1)[0].strip() for line in _read_seeds_file(seeds)]
+    bad: list[tuple[str, str]] = []
     out: list[str] = []
-    for url in urls:
-        if not url:
+    for entry in urls:
+        if not entry:
             continue
-        if any(ch.isspace() for ch in url):
-            logger.warning("Skipping entry %r: a URL has no spaces", url)
+        url, problem = _entry_problem(entry)
+        if problem:
+            logger.warning("Skipping entry %r: %s", entry, problem)
+            bad.append((entry, problem))
             continue
-        if "://" not in url:
-            url = "http://" + url
-        scheme = url.split("://", 1)[0].lower()
-        if scheme not in ("http", "https"):
-            logger.warning("Skipping entry %r: only http and https URLs are crawled", url)
-            continue
-        if not host_of(url):
-            raise ValueError(f"entry URL has no host: {url!r}")
         if url not in out:
             out.append(url)
+    if skipped is not None:
+        skipped.extend(bad)
     if not out:
+        if bad:
+            first, why = bad[0]
+            raise ValueError(f"news: no valid entry URL ({len(bad)} skipped; first: {first!r}: "
+                             f"{why}); give http(s) URLs with -a start_urls=URL[,URL...] or "
+                             f"-a seeds=FILE")
         raise ValueError("news: give entry URLs with -a start_urls=URL[,URL...] or -a seeds=FILE")
     return out
 
@@ -88,7 +124,9 @@ class NewsSpider(scrapy.Spider):
         super().__init__(**kwargs)
         if isinstance(start_urls, (list, tuple)):
             start_urls = ",".join(start_urls)
-        self.entry_urls = read_entry_urls(start_urls, seeds)
+        #: entries skipped as unusable, ``(entry, reason)`` (stat ``newscrawl/seeds/skipped``)
+        self.skipped_entries: list[tuple[str, str]] = []
+        self.entry_urls = read_entry_urls(start_urls, seeds, self.skipped_entries)
         self._depth_arg = depth
         self._strategy_arg = strategy
         self.max_depth = defaults.NEWSCRAWL_DEPTH
@@ -116,6 +154,8 @@ class NewsSpider(scrapy.Spider):
                                                    defaults.NEWSCRAWL_EXTRACT_MAX_BYTES)
         spider.extract_thread_bytes = settings.getint("NEWSCRAWL_EXTRACT_THREAD_BYTES",
                                                       defaults.NEWSCRAWL_EXTRACT_THREAD_BYTES)
+        if spider.skipped_entries:
+            crawler.stats.set_value("newscrawl/seeds/skipped", len(spider.skipped_entries))
         return spider
 
     async def start(self):
