@@ -23,7 +23,7 @@ from itemadapter import ItemAdapter
 from scrapy import Item
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import defer, threads
+from twisted.internet import defer, task, threads
 from twisted.python.failure import Failure
 
 from newscrawl import defaults
@@ -70,12 +70,24 @@ class MongoPipeline:
         self._queued = 0
         self._writer: defer.Deferred = defer.succeed(None)
         self._down_until = 0.0
+        #: ``time.monotonic()`` before which every item this pipeline received is stored (or
+        #: spilled to disk): the distributed scheduler acknowledges a finished request to Redis
+        #: only once this passes the time it finished, so a ``kill -9`` never loses an article
+        #: that Redis already counts as done (the other workers fetch it again instead).
+        self.durable_before = 0.0
+        self._flush_loop = None
 
     @classmethod
     def from_crawler(cls, crawler):
         s = crawler.settings
         if not s.getbool("NEWSCRAWL_MONGO_ENABLED", defaults.NEWSCRAWL_MONGO_ENABLED):
             raise NotConfigured("NEWSCRAWL_MONGO_ENABLED is off")
+        pipeline = cls._build(crawler, s)
+        crawler.newscrawl_store = pipeline  # the store barrier the distributed scheduler reads
+        return pipeline
+
+    @classmethod
+    def _build(cls, crawler, s):
         return cls(
             crawler.stats,
             uri=s.get("NEWSCRAWL_MONGO_URI", defaults.NEWSCRAWL_MONGO_URI) or "",
@@ -97,6 +109,16 @@ class MongoPipeline:
         spider = spider or getattr(self.crawler, "spider", None)
         name = getattr(spider, "name", "crawl")
         await maybe_deferred_to_future(threads.deferToThread(self._open, name))
+        # Items also reach the store when no new item arrives (an idle or ending crawl).
+        self._flush_loop = task.LoopingCall(self._flush_if_due)
+        self._flush_loop.start(max(0.1, self.flush_interval / 2), now=False)
+
+    def _flush_if_due(self) -> None:
+        if not self._buffer:
+            if not self._queued:  # nothing buffered, nothing being written: all is stored
+                self.durable_before = max(self.durable_before, time.monotonic())
+        elif time.monotonic() - self._last_flush >= self.flush_interval:
+            self._flush()
 
     def _open(self, spider_name: str) -> None:
         self.uri, self.embedded = resolve_mongo_uri(
@@ -141,8 +163,10 @@ class MongoPipeline:
     def _flush(self) -> defer.Deferred:
         batch, self._buffer = self._buffer, []
         self._buffered_ops = 0
-        self._last_flush = time.monotonic()
+        self._last_flush = cut = time.monotonic()
         if not batch:
+            self.durable_before = max(self.durable_before, cut) if not self._queued else \
+                self.durable_before
             return self._writer
         self._queued += 1
 
@@ -151,6 +175,9 @@ class MongoPipeline:
 
         def done(result):
             self._queued -= 1
+            # Stored, spilled, or (a writer bug, logged and counted below) lost: either way no
+            # later write will carry these items.
+            self.durable_before = max(self.durable_before, cut)
             if isinstance(result, Failure):  # never let one failure stop every later write
                 logger.error("Store writer failed: %s", result.getTraceback())
                 self.stats.inc_value("newscrawl/store/errors")
@@ -196,6 +223,8 @@ class MongoPipeline:
     # -- close --------------------------------------------------------------------------------
 
     async def close_spider(self, spider=None):
+        if self._flush_loop is not None and self._flush_loop.running:
+            self._flush_loop.stop()
         await maybe_deferred_to_future(self._flush())
         newsrank = getattr(self.crawler, "newscrawl_newsrank", None) if self.crawler else None
         weights = newsrank.final_weights() if newsrank is not None else {}

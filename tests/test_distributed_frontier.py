@@ -455,3 +455,39 @@ def test_the_queue_hands_out_a_batch_taken_in_one_round_trip(redis_server, names
     assert len(urls) == 3 and request.meta[LEASE_META] == [popped.host, popped.token]
     last, _ = queue.pop_entry(limit=3)
     assert last.url not in urls and queue.pop_entry(limit=3) is None
+
+
+def test_queued_calls_survive_a_redis_outage(redis_server, namespace, monkeypatch):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.push("h.example", b"page", score=0)
+    page = frontier.pop()
+    outcomes = []
+    frontier.push_later("h.example", b"link", score=0, fingerprint=_fp(7), callback=outcomes.append)
+    frontier.release_later("h.example", page.token, pause=0, response_time=0.001,
+                           callback=outcomes.append)
+    frontier.ack_later([page.member], callback=outcomes.append)
+    real_pipeline = redis_server.pipeline
+
+    class Broken:
+        def __init__(self, *args, **kwargs):
+            self.inner = real_pipeline(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def execute(self, *args, **kwargs):
+            raise RedisConnectionError("Connection refused")
+
+    monkeypatch.setattr(redis_server, "pipeline", Broken)
+    with pytest.raises(RedisConnectionError):
+        frontier.flush()
+    with pytest.raises(RedisConnectionError):
+        frontier.pop_many(4)
+    assert frontier.queued_calls == 3 and outcomes == []  # nothing lost, nothing doubled
+    monkeypatch.setattr(redis_server, "pipeline", real_pipeline)
+    link = frontier.pop()  # Redis is back: the queued calls go out first, in order
+    assert outcomes == [True, (True, outcomes[1][1], 0), 1]
+    assert isinstance(link, Popped) and link.payload == b"link"
+    assert frontier.pending_count() == 1 and frontier.queued_calls == 0

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisError
 
 from newscrawl import redis_defaults as rk
 from newscrawl.algorithms.fingerprint import split_fingerprint
@@ -358,7 +358,15 @@ class RedisFrontier:
         if then is not None:
             self._add(pipe, then[0], then[1], then[2])
         self.round_trips += 1
-        results = pipe.execute(raise_on_error=False)
+        try:
+            results = pipe.execute(raise_on_error=False)
+        except RedisError:
+            # Redis is unreachable: keep the queued calls (first, in their order) for the next
+            # round trip instead of losing the pushes, releases and acknowledgements. Some may
+            # have run before the connection broke; sending them again is harmless (a push
+            # finds its fingerprint seen, a release its lease gone, an ack nothing to delete).
+            self._batch[:0] = ops
+            raise
         if any(isinstance(r, NoScriptError) for r in results):
             # Redis lost its scripts (restart, SCRIPT FLUSH): load them and send again what
             # did not run; the plain commands before did run and are not repeated.

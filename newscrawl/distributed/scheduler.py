@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 
 from redis.exceptions import RedisError
 from scrapy import signals
@@ -114,6 +115,8 @@ class DistributedScheduler(Scheduler):
         self.seen_per_round = seen_per_round
         self.frontier: RedisFrontier | None = None
         self._popped: dict[bytes, object] = {}
+        #: Finished requests not acknowledged yet: ``(member, time.monotonic() finished)``.
+        self._finished: deque[tuple[bytes, float]] = deque()
         self._unsent = 0  # requests handed to push_later whose outcome is not back yet
         self._idle_until = 0.0  # monotonic time before which next_request need not ask Redis
         self._loop = None
@@ -188,7 +191,7 @@ class DistributedScheduler(Scheduler):
                     self.frontier.worker_id, self.frontier.round, queued,
                     self.frontier.seen_count(), len(others))
         if queued:
-            spider.log(f"Resuming crawl ({queued} requests scheduled)")
+            logger.info("Resuming crawl (%d requests scheduled)", queued)
         self.crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
         self._loop = create_looping_call(self._tick)
         self._loop.start(self.poll_interval, now=False)
@@ -259,11 +262,17 @@ class DistributedScheduler(Scheduler):
 
     def next_request(self):
         now = time.monotonic()
-        if now < self._idle_until and not self.frontier.queued_calls:
+        if now < self._idle_until and not self.frontier.queued_calls and not self.queue.taken:
             # No host was ready a moment ago and this worker changed nothing since: do not ask
             # Redis again before the first host's pause ends or the next poll.
             return None
-        entry = self.queue.pop_entry(limit=self._pop_limit())
+        try:
+            entry = self.queue.pop_entry(limit=self._pop_limit())
+        except RedisError as exc:
+            # Redis is away: the queued calls wait in the frontier; ask again after a poll.
+            self._redis_error("taking a request", exc)
+            self._idle_until = now + self.poll_interval
+            return None
         if entry is None:
             wait = self.queue.last_wait
             if wait is not None and wait.wait_ms >= 0:
@@ -295,10 +304,28 @@ class DistributedScheduler(Scheduler):
         return max(1, min(self.pop_batch, free))
 
     def has_pending_requests(self):
-        return self._unsent > 0 or len(self.queue) > 0
+        if self._unsent > 0 or self.queue.taken:
+            return True
+        try:
+            return len(self.queue) > 0
+        except RedisError as exc:
+            self._redis_error("counting the frontier", exc)
+            return True  # unknown: stay open; the idle check closes the worker when Redis is back
 
     def __len__(self):
-        return len(self.queue)
+        try:
+            return len(self.queue)
+        except RedisError as exc:
+            self._redis_error("counting the frontier", exc)
+            return len(self.queue.taken)
+
+    def _redis_error(self, doing: str, exc: Exception) -> None:
+        """Count a Redis error; log the first few of them (not one per engine call)."""
+        self.stats.inc_value("newscrawl/redis/errors")
+        if self._errors_logged < 5:
+            self._errors_logged += 1
+            logger.warning("Redis error while %s: %s (queued calls are kept and sent again)",
+                           doing, exc)
 
     # --- frontier loop --------------------------------------------------------------------------
 
@@ -312,11 +339,11 @@ class DistributedScheduler(Scheduler):
             self.frontier.flush()
             if time.monotonic() >= self._next_heartbeat:
                 self._heartbeat()
+            if self._errors_logged:
+                logger.info("Redis answers again")
+                self._errors_logged = 0
         except RedisError as exc:
-            self.stats.inc_value("newscrawl/redis/errors")
-            if self._errors_logged < 5:
-                self._errors_logged += 1
-                logger.warning("Redis error in the frontier loop: %s", exc)
+            self._redis_error("running the frontier loop", exc)
         except Exception:  # a looping call stops at its first exception: log and keep going
             logger.exception("Error in the frontier loop")
         self._idle_until = 0.0  # other workers may have queued or released hosts meanwhile
@@ -335,16 +362,13 @@ class DistributedScheduler(Scheduler):
 
     def _ack_finished(self, *, at_close: bool = False) -> None:
         """Acknowledge popped requests the engine has finished with."""
-        if not self._popped:
-            return
         slot = self._engine_slot()
         inprogress = getattr(slot, "inprogress", None)
         if inprogress is None and not at_close:
             return
         done = [member for member, request in self._popped.items()
                 if at_close or request not in inprogress]
-        if not done:
-            return
+        now = time.monotonic()
         for member in done:
             request = self._popped.pop(member)
             lease = request.meta.pop(LEASE_META, None)
@@ -353,8 +377,19 @@ class DistributedScheduler(Scheduler):
                 self.frontier.release_later(lease[0], lease[1],
                                             pause=next_delay(0.0, min_delay=self.min_delay),
                                             response_time=0.0)
+            self._finished.append((member, now))
+        # With the MongoDB pipeline on, a finished request is acknowledged only once the store
+        # holds its item (pipelines/mongo.py ``durable_before``): a worker killed with items
+        # still in its write buffer leaves those requests pending, and they are fetched again.
+        store = getattr(self.crawler, "newscrawl_store", None)
+        durable = float("inf") if at_close or store is None else store.durable_before
+        ready = []
+        while self._finished and self._finished[0][1] < durable:
+            ready.append(self._finished.popleft()[0])
+        if not ready:
+            return
         # Queued after this worker's pushes, so a page's links reach Redis before its ack.
-        self.frontier.ack_later(done, callback=lambda n: self.stats.inc_value(
+        self.frontier.ack_later(ready, callback=lambda n: self.stats.inc_value(
             "newscrawl/redis/acked", n))
 
     def _wake(self) -> None:
