@@ -23,9 +23,10 @@ DOWNLOAD_DELAY = 0
 # tenth of a worker's CPU here); a page has one item, so a few are enough.
 CONCURRENT_ITEMS = 8
 DOWNLOAD_TIMEOUT = 30
-DOWNLOAD_MAXSIZE = 32 * 1024 * 1024  # bytes: huge pages are cut off and counted by Scrapy
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024  # bytes: larger downloads are cancelled (logged, counted)
 DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
-REDIRECT_MAX_TIMES = 10  # redirect loops end here, counted as redirect errors
+# Redirects: a loop ends at the duplicate filter (dupefilter/filtered), longer chains here.
+REDIRECT_MAX_TIMES = 10
 RETRY_TIMES = 2
 
 # Breadth-first within equal priority; the spider sets priorities per strategy.
