@@ -65,6 +65,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import glob
+import hashlib
 import logging
 import math
 import os
@@ -207,6 +208,32 @@ def _upserted_doc(
 
 
 # --- spill files --------------------------------------------------------------------------------
+
+
+def spill_target(uri: str, database: str, *, embedded: bool) -> str:
+    """Name the database a spill file belongs to, for its file name (``spill-<spider>-<target>``).
+
+    A spill is replayed only into the database it was meant for: items spilled while a real
+    server was away must not land in the embedded store of the next run (or the reverse).
+
+    Args:
+        uri: the MongoDB URI the crawl used (credentials are not part of the name).
+        database: the database name.
+        embedded: True for the embedded server of the data folder (its port changes per start).
+
+    Returns:
+        ``embedded-<database>``, or ``mongo-<10 hex digits>`` (SHA-1 of the servers and database).
+    """
+    if embedded:
+        return f"embedded-{re.sub(r'[^A-Za-z0-9_.-]', '_', database)}"
+    try:
+        from pymongo.uri_parser import parse_uri
+
+        nodes = ",".join(f"{h}:{p}" for h, p in sorted(parse_uri(uri)["nodelist"]))
+    except Exception:  # noqa: BLE001 - an unparsable URI is its own name
+        nodes = uri
+    digest = hashlib.sha1(f"{nodes}/{database}".encode()).hexdigest()[:10]
+    return f"mongo-{digest}"
 
 
 def spill(docs: Iterable[Mapping[str, Any]], path: str | Path) -> int:

@@ -4,8 +4,9 @@ Items are buffered and written by unordered bulk upserts in a worker thread (nev
 thread) once the buffer holds ``NEWSCRAWL_MONGO_BATCH_SIZE`` writes (an item and each of its
 links count one) or ``NEWSCRAWL_MONGO_FLUSH_INTERVAL`` seconds have passed; at most two batches
 wait, after that the item pipeline waits for the database (back-pressure). When the database goes away,
-the batch is written to a spill file in the data folder (``spill-<spider>.jsonl``), counted,
-and replayed at the next start — no item is lost.
+the batch is written to a spill file in the data folder (``spill-<spider>-<database>.jsonl``,
+:func:`newscrawl.store.spill_target`), counted, and replayed at the next start that uses the same
+database — no item is lost, and none lands in another store.
 
 Server: ``NEWSCRAWL_MONGO_URI`` / env ``NEWSCRAWL_MONGO_URI`` / env ``MONGO_URI``, else the
 embedded SecantusDB server on ``NEWSCRAWL_DATA_DIR`` (started, or reused when already running,
@@ -28,7 +29,7 @@ from twisted.python.failure import Failure
 
 from newscrawl import defaults
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
-from newscrawl.store import NewsStore, StoreUnavailable, spill
+from newscrawl.store import NewsStore, StoreUnavailable, spill, spill_target
 from pymongo.errors import ConnectionFailure
 
 logger = logging.getLogger(__name__)
@@ -123,7 +124,15 @@ class MongoPipeline:
     def _open(self, spider_name: str) -> None:
         self.uri, self.embedded = resolve_mongo_uri(
             self.setting_uri, self.data_dir, port=self.embedded_port, start_timeout=self.start_timeout)
-        self.spill_path = Path(resolve_data_dir(self.data_dir)) / f"spill-{spider_name}.jsonl"
+        folder = Path(resolve_data_dir(self.data_dir))
+        target = spill_target(self.uri, self.database, embedded=self.embedded is not None)
+        self.spill_path = folder / f"spill-{spider_name}-{target}.jsonl"
+        others = sorted(p.name for p in folder.glob(f"spill-{spider_name}*.jsonl")
+                        if p != self.spill_path)
+        if others:
+            logger.warning("Spill file(s) of another database left in place (replayed when a "
+                           "crawl uses that database again): %s", ", ".join(others))
+            self.stats.set_value("newscrawl/store/spills_elsewhere", len(others))
         self.store = NewsStore.connect(self.uri, self.database, timeout=self.timeout)
         try:
             self.store.ensure_indexes()

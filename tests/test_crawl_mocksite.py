@@ -3,6 +3,9 @@ weigh -> store, through the real embedded store and Scrapy's feed export."""
 
 import pytest
 
+from newscrawl.embedded import EmbeddedMongo
+from newscrawl.store import NewsStore
+from tests.conftest import _free_port
 from tests.helpers import crawl, open_store, read_items, served, stats_of
 from tests.mocksite import ARTICLES, BROKEN, GBK_ARTICLE, HUGE_ARTICLE, LOOP, PRIVATE
 
@@ -71,21 +74,42 @@ def test_link_classes_agree_between_stats_store_and_feed(mock_crawl):
             assert not missing, missing
 
 
-def test_unreachable_database_spills_and_next_run_replays(tmp_path):
-    """A database that is not there: the crawl finishes, every item goes to the spill file,
-    and the next run (embedded store) writes them back."""
+def test_unreachable_database_spills_and_the_next_run_on_it_replays(tmp_path):
+    """A database that is not there: the crawl finishes, every item goes to the spill file of
+    that database; a run on another store leaves the file alone; the next run on that database
+    writes the items back."""
     data = tmp_path / "data"
+    port = _free_port()
+    uri = f"mongodb://127.0.0.1:{port}/"
     with served() as base:
         proc = crawl(["-a", f"start_urls={base}", "-a", "depth=0"], data,
-                     settings={"NEWSCRAWL_MONGO_URI": "mongodb://127.0.0.1:9/", "NEWSCRAWL_MONGO_TIMEOUT": 0.5,
+                     settings={"NEWSCRAWL_MONGO_URI": uri, "NEWSCRAWL_MONGO_TIMEOUT": 0.5,
                                "LOG_LEVEL": "INFO"})
         stats = stats_of(proc.stderr)
         assert stats["finish_reason"] == "'finished'"
         scraped = int(stats["item_scraped_count"])
         assert int(stats["newscrawl/store/spilled"]) == scraped > 1
-        assert (data / "spill-news.jsonl").exists()
-        proc = crawl(["-a", "start_urls=" + base, "-a", "depth=0"], data, settings={"LOG_LEVEL": "INFO"})
-    assert int(stats_of(proc.stderr)["newscrawl/store/replayed"]) == scraped
-    assert not (data / "spill-news.jsonl").exists()
-    with open_store(data) as store:
-        assert store.articles.count_documents({}) + store.nodes.count_documents({}) >= scraped
+        spills = list(data.glob("spill-news-mongo-*.jsonl"))
+        assert len(spills) == 1
+        # The embedded store of the data folder is another database: not replayed there.
+        proc = crawl(["-a", "start_urls=" + base, "-a", "depth=0"], data,
+                     settings={"LOG_LEVEL": "INFO"})
+        other = stats_of(proc.stderr)
+        assert "newscrawl/store/replayed" not in other and spills[0].exists()
+        assert int(other["newscrawl/store/spills_elsewhere"]) == 1
+        # The database comes up (a server on the same address): the spill is written there.
+        server = EmbeddedMongo(tmp_path / "real", port=port)
+        server.start()
+        try:
+            proc = crawl(["-a", "start_urls=" + base, "-a", "depth=0"], data,
+                         settings={"NEWSCRAWL_MONGO_URI": uri, "LOG_LEVEL": "INFO"})
+            assert int(stats_of(proc.stderr)["newscrawl/store/replayed"]) == scraped
+            assert not spills[0].exists()
+            store = NewsStore.connect(uri)
+            try:
+                assert store.articles.count_documents({}) + store.nodes.count_documents({}) \
+                    >= scraped
+            finally:
+                store.close()
+        finally:
+            server.stop()

@@ -521,3 +521,17 @@ def test_unavailable_server_raises_after_retries_and_spill_replays(
         doomed.close()
         live.client.drop_database(live.db.name)
         live.close()
+
+
+def test_spill_target_names_the_database_not_the_credentials():
+    from newscrawl.store import spill_target
+
+    assert spill_target("mongodb://127.0.0.1:41234/", "newscrawl", embedded=True) == \
+        "embedded-newscrawl"
+    a = spill_target("mongodb://user:secret@db1:27017/", "newscrawl", embedded=False)
+    assert a == spill_target("mongodb://other:pw@db1:27017/?retryWrites=true", "newscrawl",
+                             embedded=False)
+    assert a.startswith("mongo-") and len(a) == 16 and "secret" not in a
+    assert a != spill_target("mongodb://db2:27017/", "newscrawl", embedded=False)
+    assert a != spill_target("mongodb://db1:27017/", "news2", embedded=False)
+    assert spill_target("not a uri", "newscrawl", embedded=False).startswith("mongo-")
