@@ -127,8 +127,9 @@ class MongoPipeline:
         folder = Path(resolve_data_dir(self.data_dir))
         target = spill_target(self.uri, self.database, embedded=self.embedded is not None)
         self.spill_path = folder / f"spill-{spider_name}-{target}.jsonl"
-        others = sorted(p.name for p in folder.glob(f"spill-{spider_name}*.jsonl")
-                        if p != self.spill_path)
+        others = sorted(p.name for p in [*folder.glob(f"spill-{spider_name}-*.jsonl"),
+                                         folder / f"spill-{spider_name}.jsonl"]
+                        if p != self.spill_path and p.exists())
         if others:
             logger.warning("Spill file(s) of another database left in place (replayed when a "
                            "crawl uses that database again): %s", ", ".join(others))

@@ -154,11 +154,11 @@ class NewsSpider(scrapy.Spider):
                                                    defaults.NEWSCRAWL_EXTRACT_MAX_BYTES)
         spider.extract_thread_bytes = settings.getint("NEWSCRAWL_EXTRACT_THREAD_BYTES",
                                                       defaults.NEWSCRAWL_EXTRACT_THREAD_BYTES)
-        if spider.skipped_entries:
-            crawler.stats.set_value("newscrawl/seeds/skipped", len(spider.skipped_entries))
         return spider
 
     async def start(self):
+        if self.skipped_entries:  # here, not in from_crawler: the stats exist from now on
+            self.crawler.stats.set_value("newscrawl/seeds/skipped", len(self.skipped_entries))
         # Incremental re-runs (pipelines/crawlstate.py loads the crawl state before this runs):
         # the seeds carry their stored state, then every known channel page that is due.
         revisit = revisit_state(getattr(self, "crawler", None))

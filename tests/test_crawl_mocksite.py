@@ -113,3 +113,14 @@ def test_unreachable_database_spills_and_the_next_run_on_it_replays(tmp_path):
                 store.close()
         finally:
             server.stop()
+
+
+def test_a_bad_seed_line_is_skipped_and_the_crawl_runs(tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    with served() as base:
+        seeds.write_text(f"http://\n{base}\nnot a url\n", encoding="utf-8")
+        proc = crawl(["-a", f"seeds={seeds}", "-a", "depth=0"], tmp_path / "data",
+                     settings={"NEWSCRAWL_MONGO_ENABLED": "False", "LOG_LEVEL": "INFO"})
+    stats = stats_of(proc.stderr)
+    assert proc.returncode == 0 and stats["finish_reason"] == "'finished'"
+    assert int(stats["newscrawl/seeds/skipped"]) == 2 and int(stats["item_scraped_count"]) >= 1

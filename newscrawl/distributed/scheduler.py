@@ -338,10 +338,10 @@ class DistributedScheduler(Scheduler):
             self._ack_finished()
             self.frontier.flush()
             if time.monotonic() >= self._next_heartbeat:
-                self._heartbeat()
-            if self._errors_logged:
-                logger.info("Redis answers again")
-                self._errors_logged = 0
+                self._heartbeat()  # always a round trip: Redis answered
+                if self._errors_logged:
+                    logger.info("Redis answers again")
+                    self._errors_logged = 0
         except RedisError as exc:
             self._redis_error("running the frontier loop", exc)
         except Exception:  # a looping call stops at its first exception: log and keep going
