@@ -114,6 +114,11 @@ class CrawlStatePipeline:
         self._released = False
         self._closed = False
         self._last_flush = time.monotonic()
+        self._writes_pending = 0
+        self._write_failed = False
+        #: ``time.monotonic()`` before which every observation of this worker's responses is
+        #: written (see :meth:`durable_time`).
+        self.durable_before = 0.0
         #: PageRank is recomputed when the stored link graph may have changed: a channel page
         #: was stored in this run (links come only from channel pages), or never computed yet.
         self.graph_changed = False
@@ -160,6 +165,7 @@ class CrawlStatePipeline:
             crawler=crawler,
         )
         crawler.newscrawl_revisit = state
+        crawler.newscrawl_state_store = pipeline  # a barrier the distributed scheduler reads
         crawler.signals.connect(pipeline.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
         return pipeline
@@ -235,12 +241,25 @@ class CrawlStatePipeline:
 
     # -- writes ---------------------------------------------------------------------------------
 
+    def durable_time(self) -> float:
+        """``time.monotonic()`` before which every page observation is stored (seconds; ``inf``
+        when this run records nothing). The distributed scheduler acknowledges a finished
+        request to Redis only after it, so a ``kill -9`` cannot leave a fetched page recorded
+        as never visited."""
+        if self.store is None or self._write_failed:
+            # Nothing recorded, or the store refuses writes (records kept for a retry): then
+            # acknowledgements do not wait, else a worker could never finish during an outage.
+            return float("inf")
+        return self.durable_before
+
     def _tick(self) -> None:
         """Every second: write when enough settled records wait or the interval is over."""
         state = self.state
+        settled = len(state.dirty - (state.scheduled - state.observed))
+        if not settled and not self._writes_pending:
+            self.durable_before = max(self.durable_before, time.monotonic())
         if not (state.dirty or state.hosts_dirty):
             return
-        settled = len(state.dirty - (state.scheduled - state.observed))
         if settled >= self.flush_size or time.monotonic() - self._last_flush >= self.flush_interval:
             self._flush(final=False)
 
@@ -248,19 +267,23 @@ class CrawlStatePipeline:
         state = self.state
         new, old = state.drain(final=final)
         hosts = state.drain_hosts()
-        self._last_flush = time.monotonic()
+        self._last_flush = cut = time.monotonic()
         if not (new or old or hosts) or self.store is None:
             return self._writer
+        self._writes_pending += 1
 
         def write(_: Any) -> defer.Deferred:
             return threads.deferToThread(self._write, new, old, hosts)
 
         def done(result: Any) -> None:
+            self._writes_pending -= 1
+            self._write_failed = result is None
             if result is None:  # not written: keep the records dirty for the next flush
                 state.dirty.update(d["_id"] for d in (*new, *old))
                 state.hosts_dirty.update(h["_id"] for h in hosts)
             else:
                 state.mark_stored(d["_id"] for d in new)
+                self.durable_before = max(self.durable_before, cut)
 
         self._writer = self._writer.addCallback(write).addCallback(done)
         self._writer.addErrback(lambda f: logger.error("Crawl state write failed: %s", f.value))

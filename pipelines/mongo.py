@@ -78,6 +78,10 @@ class MongoPipeline:
         self.durable_before = 0.0
         self._flush_loop = None
 
+    def durable_time(self) -> float:
+        """``time.monotonic()`` before which every item received is stored or spilled (s)."""
+        return self.durable_before
+
     @classmethod
     def from_crawler(cls, crawler):
         s = crawler.settings

@@ -128,6 +128,7 @@ def test_a_killed_worker_loses_no_url(tmp_path, redis_namespace):
                     # With the store: what the killed worker fetched but had not written yet
                     # must not count as done.
                     "NEWSCRAWL_MONGO_ENABLED": "True", "NEWSCRAWL_MONGO_FLUSH_INTERVAL": "1",
+                    "NEWSCRAWL_REVISIT_ENABLED": "True", "NEWSCRAWL_REVISIT_FLUSH_INTERVAL": "5",
                     "NEWSCRAWL_POLITENESS_LOG": str(tmp_path / "exchanges.jsonl")}
         total = sum(len(paths) for paths in site.values())
         workers = [_start(args, settings, tmp_path, f"worker{i}") for i in range(2)]
@@ -167,6 +168,9 @@ def test_a_killed_worker_loses_no_url(tmp_path, redis_namespace):
     with open_store(tmp_path / "data") as store:
         stored = {d["url"] for d in store.articles.find({}, {"url": 1})} | \
             {d["url"] for d in store.nodes.find({}, {"url": 1})}
+        unvisited = [d["url"] for d in store.pages.find({"visits": {"$lt": 1}}, {"url": 1})
+                     if d.get("url") in stored]
     stored_pages = {urlsplit(u).hostname + (urlsplit(u).path or "/") for u in stored}
     assert not expected - stored_pages, sorted(expected - stored_pages)[:5]
+    assert not unvisited, unvisited[:5]  # and every crawl-state record shows its visit
     json.dumps(hits)  # the server's book is plain data

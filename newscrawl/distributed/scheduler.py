@@ -378,11 +378,16 @@ class DistributedScheduler(Scheduler):
                                             pause=next_delay(0.0, min_delay=self.min_delay),
                                             response_time=0.0)
             self._finished.append((member, now))
-        # With the MongoDB pipeline on, a finished request is acknowledged only once the store
-        # holds its item (pipelines/mongo.py ``durable_before``): a worker killed with items
-        # still in its write buffer leaves those requests pending, and they are fetched again.
-        store = getattr(self.crawler, "newscrawl_store", None)
-        durable = float("inf") if at_close or store is None else store.durable_before
+        # With the MongoDB pipelines on, a finished request is acknowledged only once the store
+        # holds its item and its crawl-state record (``durable_time()`` of pipelines/mongo.py
+        # and pipelines/crawlstate.py): a worker killed with either still in a write buffer
+        # leaves those requests pending, and they are fetched again.
+        durable = float("inf")
+        if not at_close:
+            for name in ("newscrawl_store", "newscrawl_state_store"):  # items, crawl state
+                barrier = getattr(self.crawler, name, None)
+                if barrier is not None:
+                    durable = min(durable, barrier.durable_time())
         ready = []
         while self._finished and self._finished[0][1] < durable:
             ready.append(self._finished.popleft()[0])
