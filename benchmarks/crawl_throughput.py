@@ -404,13 +404,18 @@ class StaticServer:
         self.url = f"http://127.0.0.1:{self.port}/"
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
+
+
+def stop_process(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
+    """Terminate ``proc`` (SIGTERM), kill it after ``timeout`` seconds; nothing if it ended."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 # --- measuring ----------------------------------------------------------------------------------

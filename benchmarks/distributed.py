@@ -286,13 +286,9 @@ class SiteServer:
         return proc_cpu_seconds(self.proc.pid)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        from crawl_throughput import stop_process
+
+        stop_process(self.proc)
 
 
 _NGINX_CONF = """daemon off;
@@ -422,13 +418,9 @@ class NginxSiteServer:
         return proc_cpu_seconds(self.proc.pid) if self.proc and self.proc.poll() is None else 0.0
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        from crawl_throughput import stop_process
+
+        stop_process(self.proc)
 
 
 # --- runs ---------------------------------------------------------------------------------------
