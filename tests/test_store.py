@@ -174,23 +174,18 @@ def test_inserts_store_what_the_upserts_stored(store: NewsStore) -> None:
         node([link("t1", anchor_text="new headline"), link("t4", "horizontal")], fetched_at=T1),
         article("d" * 16, **{"x.y": 2}),
     ]
-    try:
-        counts = store.write_pages(first, now=now)
-        assert counts == {
-            "articles": 6, "nodes": 1, "links": 2,
-            "new_articles": 5, "new_nodes": 1, "new_links": 2, "errors": 1,
-        }  # fmt: skip
-        _write_by_upserts(reference, first, now)
+    def write_round(batch, counts):
+        """Write ``batch`` both ways: same counts as given, same stored documents."""
+        assert store.write_pages(batch, now=now) == counts
+        _write_by_upserts(reference, batch, now)
         assert _stored(store) == _stored(reference)
-        assert store.articles.find_one({"fp": "d" * 16})["x"] == {"y": 1}  # a path, as in $set
 
-        counts = store.write_pages(second, now=now)
-        assert counts == {
-            "articles": 3, "nodes": 1, "links": 2,
-            "new_articles": 1, "new_nodes": 0, "new_links": 1, "errors": 0,
-        }  # fmt: skip
-        _write_by_upserts(reference, second, now)
-        assert _stored(store) == _stored(reference)
+    try:
+        write_round(first, {"articles": 6, "nodes": 1, "links": 2, "new_articles": 5,
+                            "new_nodes": 1, "new_links": 2, "errors": 1})
+        assert store.articles.find_one({"fp": "d" * 16})["x"] == {"y": 1}  # a path, as in $set
+        write_round(second, {"articles": 3, "nodes": 1, "links": 2, "new_articles": 1,
+                             "new_nodes": 0, "new_links": 1, "errors": 0})
         doc = store.articles.find_one({"fp": "a" * 16})
         assert doc["first_seen"] == T0 and doc["last_seen"] == T1 and doc["weight"] == 0.7
         assert doc["title"] == "Election results (final)"
