@@ -1,0 +1,29 @@
+"""Scrapy add-on registering every ``NEWSCRAWL_*`` default at ``default`` priority.
+
+Every default lives in :mod:`newscrawl.defaults` and is registered here once, the way Scrapy
+registers its own in ``scrapy/settings/default_settings.py``: components then read a setting
+plainly (``settings.getint("NEWSCRAWL_DEPTH")``) with no second fallback in code, and any
+project, spider or command-line value (``-s NEWSCRAWL_DEPTH=1``) wins over the default.
+
+Enabled in :mod:`newscrawl.settings` (``ADDONS``); tests that build a crawler without the project
+settings add ``{"newscrawl.addon.DefaultsAddon": 0}`` to their ``ADDONS``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from newscrawl import defaults
+
+
+def default_settings() -> dict[str, Any]:
+    """Every ``NEWSCRAWL_*`` name of :mod:`newscrawl.defaults` with its default value."""
+    return {name: getattr(defaults, name) for name in dir(defaults) if name.startswith("NEWSCRAWL_")}
+
+
+class DefaultsAddon:
+    """Register :func:`default_settings` at ``default`` priority (below project settings)."""
+
+    def update_settings(self, settings: Any) -> None:
+        for name, value in default_settings().items():
+            settings.set(name, value, priority="default")
