@@ -1,4 +1,5 @@
-"""newscrawl.embedded: the SecantusDB server process, started and stopped for real."""
+"""newscrawl.embedded.server (EmbeddedMongo) and .control (stop_server, server_status): the
+SecantusDB server process, started and stopped for real."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ import pymongo
 import pytest
 from pymongo import WriteConcern
 
-from newscrawl import embedded
-from newscrawl.embedded import EmbeddedMongo, find_server_pids, pid_alive, ping, resolve_mongo_uri
+from newscrawl.embedded.control import server_status, stop_server
+from newscrawl.embedded.health import ping
+from newscrawl.embedded.process import find_server_pids, free_port, is_server_process, pid_alive
+from newscrawl.embedded.server import EmbeddedMongo
 
 pytestmark = pytest.mark.skipif(
     sys.platform.startswith("win"), reason="process-group and /proc checks are POSIX only"
@@ -64,7 +67,8 @@ def test_lifecycle_on_one_folder(data: Path) -> None:
     # 1. a fresh folder: start, state file, detached session
     owner = EmbeddedMongo(data)
     uri = owner.start()
-    first_pid = owner.pid
+    first_pid, port = owner.pid, owner.port
+    assert first_pid is not None and port is not None
     assert uri == f"mongodb://127.0.0.1:{owner.port}/"
     assert owner.owner and pid_alive(first_pid)
     state = _state(data)
@@ -82,7 +86,7 @@ def test_lifecycle_on_one_folder(data: Path) -> None:
     assert user.start() == uri
     assert not user.owner and user.pid == first_pid
     user.stop()
-    assert pid_alive(first_pid) and ping("127.0.0.1", owner.port)
+    assert pid_alive(first_pid) and ping("127.0.0.1", port)
 
     # 3. the owner's stop() ends it and removes server.json
     owner.stop()
@@ -99,6 +103,7 @@ def test_lifecycle_on_one_folder(data: Path) -> None:
     survivor = EmbeddedMongo(data)
     survivor.start()
     crashed_pid = restarted.pid
+    assert crashed_pid is not None
     restarted.stop()  # another user holds a lease: left running
     assert pid_alive(crashed_pid)
 
@@ -107,7 +112,7 @@ def test_lifecycle_on_one_folder(data: Path) -> None:
     _wait_dead(crashed_pid)
     assert _state(data)["pid"] == crashed_pid and not pid_alive(crashed_pid)
     # ... a pid reused by another program is not taken for the server either
-    assert not embedded.is_server_process(os.getpid(), data / "db")
+    assert not is_server_process(os.getpid(), data / "db")
 
     third = EmbeddedMongo(data)
     uri = third.start()
@@ -156,12 +161,12 @@ def test_live_server_that_does_not_answer(tmp_path: Path) -> None:
     )
     try:
         (tmp_path / "server.json").write_text(
-            json.dumps({"pid": hung.pid, "port": embedded.free_port(), "host": "127.0.0.1"})
+            json.dumps({"pid": hung.pid, "port": free_port(), "host": "127.0.0.1"})
         )
         with pytest.raises(RuntimeError, match=f"pid {hung.pid} holds .* does not answer"):
             EmbeddedMongo(tmp_path, start_timeout=0.3).start()
         assert hung.poll() is None
-        assert embedded.stop_server(tmp_path, timeout=5) == hung.pid
+        assert stop_server(tmp_path, timeout=5) == hung.pid
         assert hung.wait(5) == -signal.SIGTERM
         assert not (tmp_path / "server.json").exists()
     finally:
@@ -169,53 +174,33 @@ def test_live_server_that_does_not_answer(tmp_path: Path) -> None:
         hung.wait()
 
 
-def test_cli_keeps_the_server_for_analysts(
-    data: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    def cli(*args: str) -> tuple[int, str]:
-        code = embedded.main([*args, "--data-dir", str(data)])
-        return code, capsys.readouterr().out.strip()
+def test_stop_server_refuses_while_a_crawl_holds_a_lease(data: Path) -> None:
+    with EmbeddedMongo(data) as crawl:  # a crawl: the starter, holding a lease
+        pid = crawl.pid
+        status = server_status(data)
+        assert status["running"] and status["answering"] and not status["keep"]
+        assert status["pid"] == pid and status["leases"] == [os.getpid()]
+        with pytest.raises(RuntimeError, match=f"in use by crawl process\\(es\\) {os.getpid()}"):
+            stop_server(data, timeout=5)
+        assert pid_alive(pid)
+        assert stop_server(data, timeout=5, force=True) == pid
+        assert not pid_alive(pid) and not (data / "server.json").exists()
+        assert not list((data / "leases").glob("*.lease"))
+    # the crawl's own stop() afterwards finds server.json gone and does nothing
+    assert not crawl.started
+    assert server_status(data) == {"running": False, "answering": False, "data_dir": str(data)}
 
-    assert cli("status")[0] == 3
-    assert cli("uri")[0] == 1
-    # start in its own process, as an analyst would: the server outlives the command
-    started = subprocess.run(
-        [sys.executable, "-m", "newscrawl.embedded", "start", "--data-dir", str(data)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+
+def test_stop_server_ends_a_daemon_that_lost_its_state_file(tmp_path: Path) -> None:
+    orphan = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"]
+        + ["secantusd-py", "--storage-path", str(tmp_path / "db")]
     )
-    assert started.returncode == 0, started.stderr
-    uri = started.stdout.strip()
-    assert uri.startswith("mongodb://127.0.0.1:") and "mongosh" in started.stderr
-    assert cli("uri") == (0, uri)
-    code, out = cli("status")
-    status = json.loads(out)
-    assert code == 0 and status["running"] and status["answering"] and status["keep"]
-    # a crawl uses the kept server and leaves it running
-    crawl = EmbeddedMongo(data)
-    assert crawl.start() == uri and not crawl.owner
-    crawl.stop()
-    assert ping("127.0.0.1", status["port"])
-
-    assert cli("stop") == (0, f"stopped pid {status['pid']}")
-    assert not pid_alive(status["pid"])
-    assert cli("status")[0] == 3
-    assert cli("stop") == (0, "not running")
-
-
-def test_resolve_mongo_uri_prefers_configured_servers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NEWSCRAWL_MONGO_URI", "mongodb://env-newscrawl:1/")
-    monkeypatch.setenv("MONGO_URI", "mongodb://env-mongo:1/")
-    assert resolve_mongo_uri("mongodb://setting:1/", "./data") == ("mongodb://setting:1/", None)
-    assert resolve_mongo_uri("", "./data") == ("mongodb://env-newscrawl:1/", None)
-    monkeypatch.delenv("NEWSCRAWL_MONGO_URI")
-    assert resolve_mongo_uri("", "./data") == ("mongodb://env-mongo:1/", None)
-
-
-def test_resolve_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NEWSCRAWL_DATA_DIR", raising=False)
-    assert embedded.resolve_data_dir("/srv/crawl") == "/srv/crawl"
-    assert embedded.resolve_data_dir(None) == "./data"
-    monkeypatch.setenv("NEWSCRAWL_DATA_DIR", "/var/lib/newscrawl")
-    assert embedded.resolve_data_dir("/srv/crawl") == "/var/lib/newscrawl"
+    try:
+        assert find_server_pids(tmp_path / "db") == [orphan.pid]
+        assert stop_server(tmp_path, timeout=5) == orphan.pid
+        assert orphan.wait(5) == -signal.SIGTERM
+        assert stop_server(tmp_path, timeout=5) is None
+    finally:
+        orphan.kill()
+        orphan.wait()
