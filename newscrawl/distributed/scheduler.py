@@ -33,6 +33,15 @@ politeness pause ends. Two Scrapy internals are read (``engine._slot.inprogress`
 ``engine._slot.nextcall``); without them requests are acknowledged only at close and the engine
 wakes on its own 5-second heartbeat.
 
+The scheduler finds its two collaborators as extensions in ``from_crawler``: the crawl's frontier
+(:class:`~newscrawl.distributed.extension.FrontierExtension`, shared with the politeness
+middleware) and the run's durability barrier (``crawler.get_extension(Durable)``, see
+:mod:`newscrawl.durability`). A finished request is acknowledged only once the barrier's
+``durable_time()`` has passed the moment it finished; without a barrier (nothing stored) at once.
+At close the worker stays registered until its spider_closed handler, which runs after the
+barrier's own (extensions connect theirs first), has acknowledged what the store wrote last; what
+is still not durable after a heartbeat period goes back to the frontier.
+
 Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis`` (as scrapy-redis), and
 ``newscrawl/redis/<event>``: ``serialize_error``, ``dead_letter``, ``acked``, ``requeued``
 (requests recovered from dead workers), ``freed_leases``, ``expired_leases``, ``errors``;
