@@ -1,17 +1,20 @@
-"""The real Redis server for tests: a client fixture and a fresh key namespace per test.
+"""The real Redis server for tests: a client fixture, a fresh key namespace per test, and the
+settings of a distributed crawler built in the test process.
 
 Tests that need Redis are skipped with a reason naming Redis when it cannot be reached (set
-``NEWSCRAWL_TEST_REDIS_URL``, default ``redis://127.0.0.1:6379/0``); there is no mock.
+``NEWSCRAWL_TEST_REDIS_URL``, default ``redis://127.0.0.1:6379/15``: a database of its own, never
+the default database 0 a developer's crawls use); there is no mock.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
+from typing import Any
 
 import pytest
 
-REDIS_URL = os.environ.get("NEWSCRAWL_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = os.environ.get("NEWSCRAWL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 def redis_client():
@@ -30,6 +33,20 @@ def delete_namespace(client, namespace: str) -> None:
     keys = list(client.scan_iter(match=f"{namespace}:*", count=1000))
     for start in range(0, len(keys), 500):
         client.delete(*keys[start:start + 500])
+
+
+def distributed_settings(namespace: str, **settings: Any) -> dict[str, Any]:
+    """Settings of a crawler built with ``get_crawler`` on the test Redis: the defaults and the
+    distributed add-on (as the project settings enable them), this test's namespace, then
+    ``settings``."""
+    return {
+        "ADDONS": {"newscrawl.addon.DefaultsAddon": 0,
+                   "newscrawl.distributed.addon.DistributedAddon": 0},
+        "REDIS_URL": REDIS_URL,
+        "NEWSCRAWL_DISTRIBUTED": True,
+        "NEWSCRAWL_REDIS_NAMESPACE": namespace,
+        **settings,
+    }
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from newscrawl.distributed import keys
 from tests.helpers import open_store, served
 from tests.redis_helpers import REDIS_URL, delete_namespace, redis_client
 
@@ -60,6 +61,8 @@ def _env(tmp: Path, redis: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI",
                                                             "REDIS_URL")}
     env["NEWSCRAWL_DATA_DIR"] = str(tmp / "data")
+    # The project settings plus a durability barrier over the storage pipelines.
+    env["SCRAPY_SETTINGS_MODULE"] = "tests.distributed_settings"
     if redis:
         env["REDIS_URL"] = REDIS_URL
     return env
@@ -103,15 +106,18 @@ def test_two_workers_fetch_the_mock_site_once(tmp_path, redis_namespace):
     assert overlaps == 0 and exchanges >= len(expected)
     log = (tmp_path / "worker0.log").read_text()
     assert "Shared frontier" in log and "'newscrawl/politeness/lease_conflict'" not in log
+    # The add-on enabled the frontier's owner and the politeness middleware by import path.
+    assert "newscrawl.distributed.extension.FrontierExtension" in log
+    assert "newscrawl.distributed.politeness.PolitenessMiddleware" in log
 
 
 def _held(client, namespace: str, proc) -> int:
     """Requests the worker process ``proc`` has taken and not yet acknowledged (its pending
     hash in Redis; worker ids are ``<hostname>-<pid>-<random>``)."""
-    for member in client.zrange(f"{namespace}:workers", 0, -1):
+    for member in client.zrange(keys.key(keys.WORKERS_KEY, namespace), 0, -1):
         worker = member.decode()
         if f"-{proc.pid}-" in worker:
-            return int(client.hlen(f"{namespace}:pending:{worker}"))
+            return int(client.hlen(keys.key(keys.PENDING_KEY, namespace, worker=worker)))
     return 0
 
 
@@ -161,6 +167,7 @@ def test_a_killed_worker_loses_no_url(tmp_path, redis_namespace):
     overlaps, _ = bench.overlap_count([tmp_path / "exchanges.jsonl"])
     assert overlaps == 0
     recovered = (tmp_path / "worker1.log").read_text() + (tmp_path / "restarted.log").read_text()
+    assert "tests.distributed_settings.PipelineBarrier" in recovered  # the barrier is on
     if held:  # almost always; 0 only if worker 0 acknowledged in the instant before the kill
         assert "Recovered" in recovered
     # Items the killed worker had not yet written were not acknowledged either: fetched again

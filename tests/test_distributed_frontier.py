@@ -1,44 +1,32 @@
-"""The Redis frontier, queue, dupefilter and serializers against the real Redis server."""
+"""The Redis frontier (:class:`newscrawl.distributed.frontier.RedisFrontier`) against the real
+Redis server: the duplicate URL eliminator, host queues and leases, worker recovery, rounds,
+batched round trips, and the keyspace of :mod:`newscrawl.distributed.keys`."""
 
 from __future__ import annotations
 
+import ast
+import doctest
 import os
-import pickle
 import time
+from pathlib import Path
 
 import pytest
-import scrapy
-from scrapy.utils.test import get_crawler
 
-from newscrawl.algorithms.fingerprint import bucket_contains, split_fingerprint, url_fingerprint_bytes
-from newscrawl.distributed.dupefilter import BucketDupeFilter
-from newscrawl.distributed.frontier import Popped, RedisFrontier, Wait
-from newscrawl.distributed.queue import LEASE_META, HostQueue
-from newscrawl.distributed.serializer import (
-    JsonSerializer,
-    PickleSerializer,
-    SerializationError,
-    get_serializer,
+from newscrawl.algorithms.fingerprint import (
+    bucket_contains,
+    split_fingerprint,
+    url_fingerprint_bytes,
 )
-from newscrawl.fingerprint import NewsRequestFingerprinter
+from newscrawl.distributed import keys
+from newscrawl.distributed.frontier import Popped, RedisFrontier, Wait
 from tests.redis_helpers import namespace, redis_server  # noqa: F401  (fixtures)
-
-
-class _Spider(scrapy.Spider):
-    name = "nctest"
-
-    def parse(self, response):
-        pass
-
-    def parse_article(self, response):
-        pass
 
 
 def _fp(i: int) -> bytes:
     return url_fingerprint_bytes(f"http://example.com/a/{i}.html")
 
 
-# --- duplicate URL eliminator -------------------------------------------------------------------
+# --- duplicate URL eliminator --------------------------------------------------------------------
 
 
 def test_push_checks_and_adds_the_fingerprint_atomically(redis_server, namespace):
@@ -89,42 +77,7 @@ def test_fingerprints_cost_at_most_16_bytes_per_url_in_redis(redis_server, names
     assert redis_server.memory_usage(reference, samples=0) / n > 4 * per_url
 
 
-def test_dupefilter_uses_scrapys_fingerprinter_and_a_local_cache(redis_server, namespace):
-    crawler = get_crawler(_Spider, {"REQUEST_FINGERPRINTER_CLASS": NewsRequestFingerprinter})
-    df = BucketDupeFilter(redis_server, namespace, fingerprinter=crawler.request_fingerprinter,
-                          stats=crawler.stats, persist=True)
-    first = scrapy.Request("http://www.example.com/a.html?utm_source=x")
-    same_page = scrapy.Request("http://example.com/a.html")
-    assert df.request_fingerprint(first) == url_fingerprint_bytes("http://example.com/a.html")
-    assert not df.request_seen(first)
-    assert df.request_seen(same_page)  # www alias, tracking parameter: one page
-    assert crawler.stats.get_value("newscrawl/dupefilter/cache_hit") == 1
-    # another worker (empty cache) asks Redis
-    other = BucketDupeFilter(redis_server, namespace, fingerprinter=crawler.request_fingerprinter,
-                             stats=crawler.stats)
-    assert other.request_seen(scrapy.Request("http://example.com/a.html"))
-    assert crawler.stats.get_value("newscrawl/dupefilter/redis_seen") == 1
-    df.close("finished")  # persists
-    assert other.frontier.seen_count() == 1
-    df.persist = False
-    df.close("finished")
-    assert other.frontier.seen_count() == 0
-
-
-def test_alias_redirect_gets_its_own_fingerprint():
-    fingerprinter = NewsRequestFingerprinter(aliases={"127.0.0.9": "example.com"})
-    original = scrapy.Request("http://example.com/a.html")
-    redirected = scrapy.Request("http://www.example.com/a.html",
-                                meta={"redirect_urls": ["http://example.com/a.html"]})
-    via_ip = scrapy.Request("http://127.0.0.9/a.html")
-    assert fingerprinter.fingerprint(via_ip) == fingerprinter.fingerprint(original)
-    assert fingerprinter.fingerprint(redirected) != fingerprinter.fingerprint(original)
-    head = scrapy.Request("http://example.com/a.html", method="HEAD")
-    assert fingerprinter.fingerprint(head) != fingerprinter.fingerprint(original)
-    assert len(fingerprinter.fingerprint(head)) == 8
-
-
-# --- host queues and leases ---------------------------------------------------------------------
+# --- host queues and leases ----------------------------------------------------------------------
 
 
 def test_one_lease_per_host_and_priority_then_fifo(redis_server, namespace):
@@ -321,142 +274,6 @@ def test_scripts_are_reloaded_after_a_script_flush(redis_server, namespace):
     assert len(frontier) == 1 and frontier.seen_count() == 1
 
 
-# --- queue, serializers, dead letters -----------------------------------------------------------
-
-
-def _queue(redis_server, namespace, serializer="json"):
-    crawler = get_crawler(_Spider)
-    spider = _Spider()
-    spider.crawler = crawler
-    return HostQueue(redis_server, spider, namespace, get_serializer(serializer),
-                     stats=crawler.stats), crawler
-
-
-@pytest.mark.parametrize("serializer", ["json", "pickle"])
-def test_requests_survive_the_round_trip(redis_server, namespace, serializer):
-    queue, _ = _queue(redis_server, namespace, serializer)
-    request = scrapy.Request(
-        "http://www.example.com/a.html", callback=queue.spider.parse_article, method="POST",
-        body=b"\x00\xffbinary", headers={"X-Test": "1"}, priority=7, cookies={"c": "v"},
-        meta={"newscrawl_depth": 2, "newscrawl_features": {"image": 1}, "pair": (1, "b"),
-              "by_int": {3: "three"}, "raw": b"\x01", "$odd": None, LEASE_META: ["x", "y"]})
-    assert queue.push(request)
-    out = queue.pop()
-    assert out.url == request.url and out.method == "POST" and out.body == request.body
-    assert out.callback == queue.spider.parse_article and out.priority == 7
-    assert out.headers.getlist("X-Test") == [b"1"]
-    assert out.meta["pair"] == (1, "b") and out.meta["by_int"] == {3: "three"}
-    assert out.meta["raw"] == b"\x01" and out.meta["$odd"] is None
-    assert out.meta[LEASE_META][0] == "example.com"  # the new lease, not the copied one
-
-
-def test_serializers_are_pinned():
-    obj = {"url": "http://example.com/", "headers": {b"A": [b"b"]}}
-    assert PickleSerializer().dumps(obj)[1] == 4  # pickle protocol 4
-    data = JsonSerializer().dumps(obj)
-    assert data.startswith(b"{") and JsonSerializer().loads(data) == obj
-    assert PickleSerializer().loads(data) == obj  # pickle workers read JSON entries
-    with pytest.raises(SerializationError):
-        JsonSerializer().loads(pickle.dumps(obj, protocol=5))
-    with pytest.raises(SerializationError):
-        JsonSerializer().dumps({"s": {1, 2}})
-    with pytest.raises(ValueError):
-        get_serializer("marshal")
-
-
-def test_undecodable_entries_go_to_the_dead_letter_list(redis_server, namespace):
-    queue, crawler = _queue(redis_server, namespace)
-    queue.frontier.push("example.com", pickle.dumps({"url": "x"}, protocol=5), score=0)
-    queue.frontier.push("example.com", b'{"url": "http://example.com/b", "callback": "nope"}',
-                        score=1)
-    queue.push(scrapy.Request("http://example.com/ok"))
-    good = queue.pop()  # the pickle is a dead letter; its host is freed at once
-    assert good.url == "http://example.com/ok"
-    assert len(queue.frontier.dead_letters()) == 1
-    queue.frontier.release(*good.meta[LEASE_META], pause=0, response_time=0)
-    assert queue.pop() is None  # the unknown callback is the second dead letter
-    assert len(queue.frontier.dead_letters()) == 2 and len(queue) == 0
-    assert crawler.stats.get_value("newscrawl/redis/dead_letter") == 2
-
-
-def test_frontier_refuses_a_decoding_client(namespace):
-    redis = pytest.importorskip("redis")
-    from tests.redis_helpers import REDIS_URL, redis_client
-
-    redis_client()
-    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-    with pytest.raises(ValueError):
-        RedisFrontier(client, namespace)
-
-
-def test_clear_deletes_the_namespace_only(redis_server, namespace):
-    frontier = RedisFrontier(redis_server, namespace)
-    frontier.push("example.com", b"x", score=0, fingerprint=_fp(1))
-    redis_server.set(f"{namespace}x:keep", 1)
-    try:
-        assert frontier.clear() >= 4
-        assert list(redis_server.scan_iter(match=f"{namespace}:*")) == []
-        assert redis_server.get(f"{namespace}x:keep") == b"1"
-    finally:
-        redis_server.delete(f"{namespace}x:keep")
-
-
-def test_worker_ids_differ():
-    assert RedisFrontier.__init__  # noqa: B018
-    from newscrawl.distributed.frontier import new_worker_id
-
-    assert new_worker_id() != new_worker_id()
-    assert str(os.getpid()) in new_worker_id()
-
-
-# --- politeness middleware ----------------------------------------------------------------------
-
-
-def test_politeness_middleware_learns_crawl_delay_and_releases_with_the_pause(redis_server,
-                                                                             namespace):
-    from scrapy.http import HtmlResponse, TextResponse
-
-    from middlewares.politeness import PolitenessMiddleware
-
-    crawler = get_crawler(_Spider)
-    frontier = RedisFrontier(redis_server, namespace)
-    middleware = PolitenessMiddleware(frontier, crawler.stats, factor=10, user_agent="newscrawl")
-    robots = scrapy.Request("http://www.example.com/robots.txt", meta={"dont_obey_robotstxt": True})
-    middleware.process_request(robots)
-    middleware.process_response(robots, TextResponse(
-        robots.url, body=b"User-agent: *\nCrawl-delay: 1.5\n", encoding="utf-8"))
-    assert frontier.host_state("example.com")["crawl_delay_ms"] == "1500"
-    for i in range(2):
-        frontier.push("example.com", b"p%d" % i, score=0)
-    popped = frontier.pop()
-    page = scrapy.Request("http://example.com/a.html",
-                          meta={LEASE_META: [popped.host, popped.token], "download_latency": 0.01})
-    middleware.process_request(page)
-    middleware.process_response(page, HtmlResponse(page.url, body=b"<html></html>"))
-    wait = frontier.pop()
-    assert isinstance(wait, Wait) and 1300 <= wait.wait_ms <= 1500
-    state = frontier.host_state("example.com")
-    assert state["delay_ms"] == "1500" and state["rt_ms"] == "10" and "lease" not in state
-    assert crawler.stats.get_value("newscrawl/politeness/released") == 1
-    assert LEASE_META not in page.meta
-    middleware.close()
-
-
-def test_the_queue_hands_out_a_batch_taken_in_one_round_trip(redis_server, namespace):
-    queue, _ = _queue(redis_server, namespace)
-    for i in range(4):
-        assert queue.push(scrapy.Request(f"http://h{i}.example/page"))
-    trips = queue.frontier.round_trips
-    request, popped = queue.pop_entry(limit=3)
-    assert queue.frontier.round_trips == trips + 1
-    assert len(queue.taken) == 2 and len(queue) == 3  # taken but not handed out still counts
-    urls = {request.url} | {queue.pop_entry(limit=3)[0].url for _ in range(2)}
-    assert queue.frontier.round_trips == trips + 1  # the other two came from the batch
-    assert len(urls) == 3 and request.meta[LEASE_META] == [popped.host, popped.token]
-    last, _ = queue.pop_entry(limit=3)
-    assert last.url not in urls and queue.pop_entry(limit=3) is None
-
-
 def test_queued_calls_survive_a_redis_outage(redis_server, namespace, monkeypatch):
     from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -491,3 +308,72 @@ def test_queued_calls_survive_a_redis_outage(redis_server, namespace, monkeypatc
     assert outcomes == [True, (True, outcomes[1][1], 0), 1]
     assert isinstance(link, Popped) and link.payload == b"link"
     assert frontier.pending_count() == 1 and frontier.queued_calls == 0
+
+
+# --- client, namespace, keyspace -----------------------------------------------------------------
+
+
+def test_frontier_refuses_a_decoding_client(namespace):
+    redis = pytest.importorskip("redis")
+    from tests.redis_helpers import REDIS_URL, redis_client
+
+    redis_client()
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    with pytest.raises(ValueError):
+        RedisFrontier(client, namespace)
+
+
+def test_clear_deletes_the_namespace_only(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.push("example.com", b"x", score=0, fingerprint=_fp(1))
+    redis_server.set(f"{namespace}x:keep", 1)
+    try:
+        assert frontier.clear() >= 4
+        assert list(redis_server.scan_iter(match=f"{namespace}:*")) == []
+        assert redis_server.get(f"{namespace}x:keep") == b"1"
+    finally:
+        redis_server.delete(f"{namespace}x:keep")
+
+
+def test_worker_ids_differ():
+    assert RedisFrontier.__init__  # noqa: B018
+    from newscrawl.distributed.frontier import new_worker_id
+
+    assert new_worker_id() != new_worker_id()
+    assert str(os.getpid()) in new_worker_id()
+
+
+def test_the_keyspace_examples_hold():
+    assert doctest.testmod(keys).failed == 0
+
+
+def test_no_module_but_keys_spells_a_redis_key():
+    """Code strings of the package (docstrings aside) hold no ``:<key name>`` of the keyspace."""
+    names = {template.split(")s", 1)[1].split("%", 1)[0] for name, template in vars(keys).items()
+             if name.endswith("_KEY")}
+    assert ":q:" in names and ":deadletter" in names
+    package = Path(keys.__file__).parent
+    for path in package.glob("*.py"):
+        if path.name == "keys.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and id(node) not in docstrings:
+                assert not [n for n in names if n in node.value], (path.name, node.value[:80])
+
+
+def test_frontier_keys_follow_the_templates(redis_server, namespace):
+    frontier = RedisFrontier(redis_server, namespace)
+    frontier.heartbeat()
+    frontier.push("h.example", b"x", score=0, fingerprint=_fp(3))
+    frontier.pop()
+    expected = {keys.key(keys.HOST_STATE_KEY, namespace, host="h.example"),
+                keys.key(keys.LEASES_KEY, namespace), keys.key(keys.WORKERS_KEY, namespace),
+                keys.key(keys.SIZE_KEY, namespace), keys.key(keys.SEQ_KEY, namespace),
+                keys.key(keys.SEEN_COUNT_KEY, namespace, round="0"),
+                keys.key(keys.PENDING_KEY, namespace, worker=frontier.worker_id)}
+    present = {k.decode() for k in redis_server.scan_iter(match=f"{namespace}:*")}
+    assert expected <= present
+    assert all(k.startswith(f"{namespace}:") for k in present)

@@ -1,12 +1,19 @@
 """Distributed crawling on scrapy-redis: N workers sharing one frontier (DESIGN §6, seed 001).
 
-- :mod:`~newscrawl.distributed.addon` — switches a crawl to Redis (``REDIS_URL``).
+- :mod:`~newscrawl.distributed.mode` — is the crawl distributed? (``REDIS_URL``,
+  ``NEWSCRAWL_DISTRIBUTED``; a leaf module every other one may ask).
+- :mod:`~newscrawl.distributed.addon` — switches a crawl to Redis: sets the scheduler and the
+  duplicate filter, adds the extension and the middleware below by import path.
+- :mod:`~newscrawl.distributed.extension` — ``FrontierExtension``, owner of the crawl's one
+  frontier (found with ``crawler.get_extension``).
 - :mod:`~newscrawl.distributed.scheduler` — the scrapy-redis scheduler subclass.
+- :mod:`~newscrawl.distributed.politeness` — the downloader middleware ending host leases with
+  Mercator's pause.
 - :mod:`~newscrawl.distributed.queue` — per-host queues with leases (``SCHEDULER_QUEUE_CLASS``).
 - :mod:`~newscrawl.distributed.dupefilter` — 8-byte fingerprints in packed buckets.
-- :mod:`~newscrawl.distributed.frontier` — the Redis keys and Lua scripts (the only Redis code).
+- :mod:`~newscrawl.distributed.frontier` — the Lua scripts and Redis calls of the frontier.
+- :mod:`~newscrawl.distributed.keys` — every Redis key template and request-meta key.
 - :mod:`~newscrawl.distributed.serializer` — pinned JSON / pickle-4 request serializers.
 
-The politeness downloader middleware is :mod:`middlewares.politeness`; the key layout is
-documented in :mod:`newscrawl.redis_defaults`.
+Only this package imports ``redis`` and ``scrapy_redis``.
 """

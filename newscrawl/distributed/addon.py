@@ -2,10 +2,11 @@
 
 Distributed mode is on when ``NEWSCRAWL_DISTRIBUTED`` is true, or when it is ``auto`` (the
 default) and ``REDIS_URL`` is set — as a Scrapy setting (``-s REDIS_URL=redis://host:6379/0``) or
-as an environment variable. ``-s NEWSCRAWL_DISTRIBUTED=0`` keeps one process even with
-``REDIS_URL`` in the environment. Add-ons run after every settings source (project, spider,
-command line) is merged, so this one sees ``-s`` values; it writes at ``addon`` priority, so
-anything set explicitly wins. In distributed mode it sets:
+as an environment variable (:func:`newscrawl.distributed.mode.is_distributed`).
+``-s NEWSCRAWL_DISTRIBUTED=0`` keeps one process even with ``REDIS_URL`` in the environment.
+Add-ons run after every settings source (project, spider, command line) is merged, so this one
+sees ``-s`` values; it writes at ``addon`` priority, so anything set explicitly wins. In
+distributed mode it sets:
 
 * ``SCHEDULER`` = :class:`newscrawl.distributed.scheduler.DistributedScheduler`;
 * ``DUPEFILTER_CLASS`` = :class:`newscrawl.distributed.dupefilter.BucketDupeFilter` (explicitly:
@@ -13,7 +14,13 @@ anything set explicitly wins. In distributed mode it sets:
 * ``SCHEDULER_PERSIST`` = True (the frontier survives runs and crashes; scrapy-redis's default
   flushes it when a worker closes);
 * ``REDIS_URL`` from the environment when the setting is empty;
-* the downloader middleware :class:`middlewares.politeness.PolitenessMiddleware` at 950.
+* the extension :class:`newscrawl.distributed.extension.FrontierExtension` (owner of the crawl's
+  one frontier, found by the scheduler and the middleware) in ``EXTENSIONS``;
+* the downloader middleware :class:`newscrawl.distributed.politeness.PolitenessMiddleware` at
+  950 in ``DOWNLOADER_MIDDLEWARES``.
+
+Components are named by import path and not imported here. A component already in its
+dictionary keeps the order given there (``None`` keeps it off).
 
 Without it nothing changes: Scrapy's own scheduler and duplicate filter run in one process.
 """
@@ -22,35 +29,48 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
+
+from newscrawl.distributed.mode import is_distributed
+
+__all__ = ["DistributedAddon", "is_distributed"]
 
 logger = logging.getLogger(__name__)
 
 SCHEDULER = "newscrawl.distributed.scheduler.DistributedScheduler"
 DUPEFILTER = "newscrawl.distributed.dupefilter.BucketDupeFilter"
-POLITENESS_MIDDLEWARE = "middlewares.politeness.PolitenessMiddleware"
+FRONTIER_EXTENSION = "newscrawl.distributed.extension.FrontierExtension"
+FRONTIER_EXTENSION_ORDER = 0
+POLITENESS_MIDDLEWARE = "newscrawl.distributed.politeness.PolitenessMiddleware"
 POLITENESS_ORDER = 950
 
 
-def is_distributed(settings, environ=None) -> bool:
-    """True when the settings (or ``REDIS_URL`` in ``environ``) ask for the Redis frontier.
+def _import_path(component: Any) -> str:
+    """``module.Class`` of a component given as a class or as an import path."""
+    if isinstance(component, str):
+        return component
+    return f"{component.__module__}.{component.__qualname__}"
 
-    Raises:
-        ValueError: ``NEWSCRAWL_DISTRIBUTED`` is neither ``auto`` nor a boolean.
+
+def add_component(settings: Any, name: str, path: str, order: int) -> bool:
+    """Add ``path`` at ``order`` to the component priority dictionary ``name`` unless it is
+    already there (as a path or a class, at any order or ``None``); keeps the setting's priority.
+
+    Returns:
+        True when added.
     """
-    environ = os.environ if environ is None else environ
-    value = settings.get("NEWSCRAWL_DISTRIBUTED", "auto")
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "auto")):
-        return bool(settings.get("REDIS_URL") or environ.get("REDIS_URL"))
-    try:
-        return settings.getbool("NEWSCRAWL_DISTRIBUTED")
-    except ValueError:
-        raise ValueError(f"NEWSCRAWL_DISTRIBUTED must be auto, true or false, got {value!r}") from None
+    components = settings.getdict(name)
+    if any(_import_path(component) == path for component in components):
+        return False
+    components[path] = order
+    settings.set(name, components, settings.getpriority(name) or 0)
+    return True
 
 
 class DistributedAddon:
     """Apply the distributed settings when :func:`is_distributed`."""
 
-    def update_settings(self, settings) -> None:
+    def update_settings(self, settings: Any) -> None:
         if not is_distributed(settings):
             return
         if not settings.get("REDIS_URL") and os.environ.get("REDIS_URL"):
@@ -58,11 +78,7 @@ class DistributedAddon:
         settings.set("SCHEDULER", SCHEDULER, "addon")
         settings.set("DUPEFILTER_CLASS", DUPEFILTER, "addon")
         settings.set("SCHEDULER_PERSIST", True, "addon")
-        middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
-        if POLITENESS_MIDDLEWARE not in middlewares:
-            from middlewares.politeness import PolitenessMiddleware
-
-            settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", PolitenessMiddleware,
-                                                    POLITENESS_ORDER)
+        add_component(settings, "EXTENSIONS", FRONTIER_EXTENSION, FRONTIER_EXTENSION_ORDER)
+        add_component(settings, "DOWNLOADER_MIDDLEWARES", POLITENESS_MIDDLEWARE, POLITENESS_ORDER)
         logger.info("Distributed crawl on %s (scrapy-redis scheduler, shared frontier)",
                     settings.get("REDIS_URL") or "redis://localhost:6379 (scrapy-redis default)")

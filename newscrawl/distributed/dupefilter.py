@@ -27,21 +27,17 @@ from __future__ import annotations
 
 import logging
 
-from scrapy_redis.connection import get_redis_from_settings
-from scrapy_redis.dupefilter import RFPDupeFilter
+from typing import Any
 
-from newscrawl import defaults
+from scrapy_redis.connection import get_redis_from_settings  # type: ignore[import-untyped]
+from scrapy_redis.dupefilter import RFPDupeFilter  # type: ignore[import-untyped]
+
 from newscrawl.algorithms.fingerprint import FINGERPRINT_BYTES
 from newscrawl.algorithms.urlcache import LRUSet
+from newscrawl.distributed import keys
 from newscrawl.distributed.frontier import RedisFrontier
 
 logger = logging.getLogger(__name__)
-
-
-def namespace_from_settings(settings, spider_name: str) -> str:
-    """``NEWSCRAWL_REDIS_NAMESPACE`` with ``%(spider)s`` filled in."""
-    template = settings.get("NEWSCRAWL_REDIS_NAMESPACE", defaults.NEWSCRAWL_REDIS_NAMESPACE)
-    return str(template) % {"spider": spider_name}
 
 
 class BucketDupeFilter(RFPDupeFilter):
@@ -59,9 +55,9 @@ class BucketDupeFilter(RFPDupeFilter):
         frontier: share this frontier's connection and keys (the scheduler passes its own).
     """
 
-    def __init__(self, server, key, debug=False, *, fingerprinter, prefix_bytes: int = 1,
-                 cache_size: int = defaults.NEWSCRAWL_REDIS_URL_CACHE, persist: bool = True,
-                 stats=None, frontier: RedisFrontier | None = None):
+    def __init__(self, server: Any, key: str, debug: bool = False, *, fingerprinter: Any,
+                 cache_size: int, prefix_bytes: int = 1, persist: bool = True, stats: Any = None,
+                 frontier: RedisFrontier | None = None) -> None:
         super().__init__(server, key, debug)
         self.fingerprinter = fingerprinter
         if frontier is None:
@@ -73,37 +69,39 @@ class BucketDupeFilter(RFPDupeFilter):
         self.stats = stats
 
     @classmethod
-    def _build(cls, crawler, spider_name: str, frontier: RedisFrontier | None = None):
+    def _build(cls, crawler: Any, spider_name: str,
+               frontier: RedisFrontier | None = None) -> BucketDupeFilter:
         s = crawler.settings
-        server = frontier.server if frontier is not None else get_redis_from_settings(s)
-        return cls(server, key=namespace_from_settings(s, spider_name),
-                   debug=s.getbool("DUPEFILTER_DEBUG"),
+        if frontier is not None:
+            server, namespace = frontier.server, frontier.namespace
+        else:
+            server = get_redis_from_settings(s)
+            namespace = keys.crawl_namespace(s.get("NEWSCRAWL_REDIS_NAMESPACE"), spider_name)
+        return cls(server, key=namespace, debug=s.getbool("DUPEFILTER_DEBUG"),
                    fingerprinter=crawler.request_fingerprinter,
-                   prefix_bytes=s.getint("NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES",
-                                         defaults.NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES),
-                   cache_size=s.getint("NEWSCRAWL_REDIS_URL_CACHE",
-                                       defaults.NEWSCRAWL_REDIS_URL_CACHE),
+                   prefix_bytes=s.getint("NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES"),
+                   cache_size=s.getint("NEWSCRAWL_REDIS_URL_CACHE"),
                    persist=s.getbool("SCHEDULER_PERSIST", True),
                    stats=crawler.stats, frontier=frontier)
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Any) -> BucketDupeFilter:
         """Standalone use under Scrapy's scheduler (namespace from the spider class name)."""
         return cls._build(crawler, crawler.spidercls.name)
 
     @classmethod
-    def from_settings(cls, settings):  # pragma: no cover - scrapy-redis legacy entry point
+    def from_settings(cls, settings: Any) -> BucketDupeFilter:  # pragma: no cover - legacy
         raise TypeError("BucketDupeFilter needs the crawler's request fingerprinter: build it "
                         "with from_crawler() or from_spider()")
 
     @classmethod
-    def from_spider(cls, spider):
+    def from_spider(cls, spider: Any) -> BucketDupeFilter:
         """Entry point of scrapy-redis's scheduler."""
         return cls._build(spider.crawler, spider.name)
 
-    def request_fingerprint(self, request) -> bytes:
+    def request_fingerprint(self, request: Any) -> bytes:
         """The request's 8-byte fingerprint (longer fingerprints are cut to 8 bytes)."""
-        return self.fingerprinter.fingerprint(request)[:FINGERPRINT_BYTES]
+        return bytes(self.fingerprinter.fingerprint(request)[:FINGERPRINT_BYTES])
 
     def cached(self, fingerprint: bytes) -> bool:
         """True when the in-process cache knows ``fingerprint`` as seen (counted)."""
@@ -121,7 +119,7 @@ class BucketDupeFilter(RFPDupeFilter):
         """Count a Redis answer: a new fingerprint, or one another worker (or run) had seen."""
         self._inc("new" if new else "redis_seen")
 
-    def request_seen(self, request) -> bool:
+    def request_seen(self, request: Any) -> bool:
         fp = self.request_fingerprint(request)
         if self.cached(fp):
             return True
@@ -133,12 +131,12 @@ class BucketDupeFilter(RFPDupeFilter):
         if self.stats is not None:
             self.stats.inc_value(f"newscrawl/dupefilter/{event}")
 
-    def close(self, reason=""):
+    def close(self, reason: str = "") -> None:
         """Keep the seen set when persisting (scrapy-redis's filter always deletes it)."""
         if not self.persist:
             self.clear()
 
-    def clear(self):
+    def clear(self) -> None:
         """Delete every bucket and the count of this namespace's seen set."""
         keys = self.frontier.seen_keys() + [self.frontier.k_seen_count.encode()]
         for start in range(0, len(keys), 500):

@@ -16,7 +16,8 @@ Lua script (atomic on the server):
   requests of workers whose heartbeat ran out (``kill -9``), and free leases past their TTL.
 
 All times are the Redis server's clock (``TIME``), so workers on several machines agree.
-The keys are listed in :mod:`newscrawl.redis_defaults`.
+The keys are listed in :mod:`newscrawl.distributed.keys`. A crawl's one frontier is owned by
+:class:`newscrawl.distributed.extension.FrontierExtension`.
 """
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from redis.exceptions import NoScriptError, RedisError
 
-from newscrawl import redis_defaults as rk
 from newscrawl.algorithms.fingerprint import split_fingerprint
+from newscrawl.distributed import keys as rk
 
 logger = logging.getLogger(__name__)
 
@@ -269,7 +269,7 @@ class RedisFrontier:
 
     Args:
         server: a ``redis.Redis`` client with ``decode_responses=False`` (members are bytes).
-        namespace: key namespace (``news``); see :mod:`newscrawl.redis_defaults`.
+        namespace: key namespace (``news``); see :mod:`newscrawl.distributed.keys`.
         prefix_bytes: fingerprint bytes naming a dupefilter bucket (1..4).
         lease_ttl: longest a host lease may be held (seconds).
         worker_timeout: heartbeat lifetime of a worker (seconds).
@@ -422,7 +422,7 @@ class RedisFrontier:
 
     def seen_keys(self) -> list[bytes]:
         """Names of the dupefilter's bucket keys (SCAN; the count key excluded)."""
-        pattern = _glob_escape(self.bucket_key("")) + "*"
+        pattern = rk.glob_escape(self.bucket_key("")) + "*"
         return [k for k in self.server.scan_iter(match=pattern, count=1000)
                 if k != self.k_seen_count.encode()]
 
@@ -608,7 +608,7 @@ class RedisFrontier:
                                      "1" if new_round else "0"])
         self.round = int(current)
         if fresh:
-            pattern = _glob_escape(self._key(rk.SEEN_BUCKET_KEY, round="", bucket=""))[:-1] + "*"
+            pattern = rk.glob_escape(self._key(rk.SEEN_BUCKET_KEY, round="", bucket=""))[:-1] + "*"
             stale = [k for k in self.server.scan_iter(match=pattern, count=1000)
                      if not k.decode().startswith(self._key(rk.SEEN_BUCKET_KEY, round=str(
                          self.round), bucket=""))]
@@ -641,7 +641,7 @@ class RedisFrontier:
         self.server.hset(self.host_state_key(host), "crawl_delay_ms", int(round(seconds * 1000)))
 
     def host_state(self, host: str) -> dict[str, str]:
-        """The ``host:<host>`` hash as text (see :data:`newscrawl.redis_defaults.HOST_FIELDS`)."""
+        """The ``host:<host>`` hash as text (see :data:`newscrawl.distributed.keys.HOST_FIELDS`)."""
         raw = self.server.hgetall(self.host_state_key(host))
         return {k.decode(): v.decode() for k, v in raw.items()}
 
@@ -651,7 +651,7 @@ class RedisFrontier:
     def clear(self) -> int:
         """Delete every key of the namespace (frontier, seen set, states); count of keys."""
         self._batch = []
-        pattern = _glob_escape(self.namespace) + ":*"
+        pattern = rk.glob_escape(self._key(rk.NAMESPACE_KEYS)[:-1]) + "*"
         deleted = 0
         batch: list[bytes] = []
         for k in self.server.scan_iter(match=pattern, count=1000):
@@ -662,33 +662,3 @@ class RedisFrontier:
         if batch:
             deleted += self.server.delete(*batch)
         return deleted
-
-
-_SHARED: WeakKeyDictionary = WeakKeyDictionary()
-
-
-def frontier_for(crawler) -> RedisFrontier:
-    """The one :class:`RedisFrontier` of a crawler (shared by its scheduler and its politeness
-    middleware, so their queued calls go out in one pipeline), built from its settings."""
-    frontier = _SHARED.get(crawler)
-    if frontier is None:
-        from scrapy_redis.connection import get_redis_from_settings
-
-        from newscrawl import defaults
-
-        s = crawler.settings
-        template = s.get("NEWSCRAWL_REDIS_NAMESPACE", defaults.NEWSCRAWL_REDIS_NAMESPACE)
-        frontier = RedisFrontier(
-            get_redis_from_settings(s), str(template) % {"spider": crawler.spidercls.name},
-            prefix_bytes=s.getint("NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES",
-                                  defaults.NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES),
-            lease_ttl=s.getfloat("NEWSCRAWL_REDIS_LEASE_TTL", defaults.NEWSCRAWL_REDIS_LEASE_TTL),
-            worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT",
-                                      defaults.NEWSCRAWL_REDIS_WORKER_TIMEOUT))
-        _SHARED[crawler] = frontier
-    return frontier
-
-
-def _glob_escape(text: str) -> str:
-    """Escape Redis glob metacharacters in a key prefix for SCAN MATCH."""
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

@@ -5,8 +5,8 @@ collapse into one member, order within a priority is the order of the pickled by
 worker may take any host at any time). :class:`HostQueue` keeps one queue per canonical host in
 :class:`~newscrawl.distributed.frontier.RedisFrontier`, pops only hosts that nobody is fetching
 and whose politeness pause is over, and gives each popped request its host lease in
-``request.meta["newscrawl_lease"] = [host, token]`` (released by
-:class:`middlewares.politeness.PolitenessMiddleware`).
+request meta :data:`~newscrawl.distributed.keys.LEASE_META` = ``[host, token]`` (released by
+:class:`newscrawl.distributed.politeness.PolitenessMiddleware`).
 
 Entries that do not decode (another serializer, a truncated value, a callback the spider no
 longer has) are moved to the dead-letter list ``<namespace>:deadletter`` and counted in
@@ -22,18 +22,16 @@ from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.utils.request import request_from_dict
-from scrapy_redis.queue import Base
+from scrapy_redis.queue import Base  # type: ignore[import-untyped]
 
 from newscrawl.algorithms.fingerprint import canonical_host
 from newscrawl.distributed.frontier import Popped, RedisFrontier, Wait
+from newscrawl.distributed.keys import LEASE_META
 from newscrawl.distributed.serializer import SerializationError, get_serializer
 
 logger = logging.getLogger(__name__)
 
 _UNKNOWN = object()
-
-#: Request meta key holding ``[host, lease token]`` while the request holds its host's lease.
-LEASE_META = "newscrawl_lease"
 
 
 class HostQueue(Base):

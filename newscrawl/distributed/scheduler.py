@@ -33,6 +33,15 @@ politeness pause ends. Two Scrapy internals are read (``engine._slot.inprogress`
 ``engine._slot.nextcall``); without them requests are acknowledged only at close and the engine
 wakes on its own 5-second heartbeat.
 
+The scheduler finds its two collaborators as extensions in ``from_crawler``: the crawl's frontier
+(:class:`~newscrawl.distributed.extension.FrontierExtension`, shared with the politeness
+middleware) and the run's durability barrier (``crawler.get_extension(Durable)``, see
+:mod:`newscrawl.durability`). A finished request is acknowledged only once the barrier's
+``durable_time()`` has passed the moment it finished; without a barrier (nothing stored) at once.
+At close the worker stays registered until its spider_closed handler, which runs after the
+barrier's own (extensions connect theirs first), has acknowledged what the store wrote last; what
+is still not durable after a heartbeat period goes back to the frontier.
+
 Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis`` (as scrapy-redis), and
 ``newscrawl/redis/<event>``: ``serialize_error``, ``dead_letter``, ``acked``, ``requeued``
 (requests recovered from dead workers), ``freed_leases``, ``expired_leases``, ``errors``;
@@ -44,20 +53,31 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Mapping
+from typing import Any
 
 from redis.exceptions import RedisError
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
-from scrapy.utils.asyncio import call_later, create_looping_call
+from scrapy.utils.asyncio import (
+    AsyncioLoopingCall,
+    CallLaterResult,
+    call_later,
+    create_looping_call,
+    sleep,
+)
 from scrapy.utils.misc import load_object
-from scrapy_redis.scheduler import Scheduler
+from scrapy_redis.scheduler import Scheduler  # type: ignore[import-untyped]
+from twisted.internet.task import LoopingCall
 
-from newscrawl import defaults
 from newscrawl.algorithms.politeness import next_delay
-from newscrawl.distributed.dupefilter import BucketDupeFilter, namespace_from_settings
-from newscrawl.distributed.frontier import RedisFrontier, frontier_for
-from newscrawl.distributed.queue import LEASE_META, HostQueue
+from newscrawl.distributed.dupefilter import BucketDupeFilter
+from newscrawl.distributed.extension import FrontierExtension
+from newscrawl.distributed.frontier import RedisFrontier
+from newscrawl.distributed.keys import LEASE_META
+from newscrawl.distributed.queue import HostQueue
 from newscrawl.distributed.serializer import SerializationError, get_serializer
+from newscrawl.durability import Durable
 
 logger = logging.getLogger(__name__)
 
@@ -65,12 +85,14 @@ logger = logging.getLogger(__name__)
 class DistributedScheduler(Scheduler):
     """The shared-frontier scheduler; built by Scrapy through :meth:`from_crawler`.
 
-    The Redis side (keys, prefix bytes, lease TTL) is the crawler's
-    :func:`~newscrawl.distributed.frontier.frontier_for`, shared with the politeness middleware.
-
     Args:
-        server: the Redis client.
+        frontier: the crawl's :class:`RedisFrontier` (keys, prefix bytes, lease TTL), owned by
+            :class:`~newscrawl.distributed.extension.FrontierExtension` and shared with the
+            politeness middleware.
         crawler: the crawler (settings, stats, signals, engine).
+        durable: the run's durability barrier (``durable_time()``, monotonic seconds): a
+            finished request is acknowledged only once it is durable; ``None`` (nothing stored)
+            acknowledges at once.
         persist: ``SCHEDULER_PERSIST``; flush_on_start: ``SCHEDULER_FLUSH_ON_START``.
         dupefilter_cls: a :class:`BucketDupeFilter` (sub)class path.
         serializer: request serializer (default JSON).
@@ -78,92 +100,97 @@ class DistributedScheduler(Scheduler):
         worker_timeout: heartbeat lifetime (s); heartbeats every third of it.
         poll_interval: seconds between frontier-loop runs.
         aliases, fold_www: canonical host mapping of queues.
-        min_delay: pause used when a lease must be released without a response time.
+        min_delay: pause (s) used when a lease must be released without a response time.
         seen_per_round: start a new seen-set round on a drained frontier.
         pop_batch: most requests (of different ready hosts) one Redis round trip takes, never
             more than the downloader's free slots.
 
     Raises:
-        ValueError: a negative ``idle_close`` or a non-positive interval.
+        ValueError: a negative ``idle_close``, a non-positive interval or ``pop_batch < 1``.
     """
 
-    def __init__(self, server, *, crawler, persist: bool = True, flush_on_start: bool = False,
+    def __init__(self, frontier: RedisFrontier, *, crawler: Any, durable: Durable | None,
+                 idle_close: float, worker_timeout: float, poll_interval: float,
+                 aliases: Mapping[str, str] | None, fold_www: bool, min_delay: float,
+                 seen_per_round: bool, pop_batch: int, persist: bool = True,
+                 flush_on_start: bool = False,
                  dupefilter_cls: str = "newscrawl.distributed.dupefilter.BucketDupeFilter",
-                 serializer=None, idle_close: float = defaults.NEWSCRAWL_REDIS_IDLE_CLOSE,
-                 worker_timeout: float = defaults.NEWSCRAWL_REDIS_WORKER_TIMEOUT,
-                 poll_interval: float = defaults.NEWSCRAWL_REDIS_POLL_INTERVAL,
-                 aliases: dict | None = None, fold_www: bool = defaults.NEWSCRAWL_ALIAS_FOLD_WWW,
-                 min_delay: float = defaults.NEWSCRAWL_POLITENESS_MIN_DELAY,
-                 seen_per_round: bool = defaults.NEWSCRAWL_REDIS_SEEN_PER_ROUND,
-                 pop_batch: int = defaults.NEWSCRAWL_REDIS_POP_BATCH):
-        super().__init__(server, persist=persist, flush_on_start=flush_on_start,
+                 serializer: Any = None) -> None:
+        super().__init__(frontier.server, persist=persist, flush_on_start=flush_on_start,
                          queue_cls="newscrawl.distributed.queue.HostQueue",
                          dupefilter_cls=dupefilter_cls, idle_before_close=0,
                          serializer=serializer or get_serializer("json"))
         if idle_close < 0 or worker_timeout <= 0 or poll_interval <= 0 or pop_batch < 1:
             raise ValueError("idle_close must be >= 0; worker_timeout and poll_interval > 0; "
                              "pop_batch >= 1")
+        self.frontier = frontier
+        self.durable = durable
         self.pop_batch = pop_batch
         self.crawler = crawler
         self.stats = crawler.stats
         self.idle_close = idle_close
         self.worker_timeout = worker_timeout
         self.poll_interval = poll_interval
-        self.aliases = aliases or {}
+        self.aliases = dict(aliases or {})
         self.fold_www = fold_www
         self.min_delay = min_delay
         self.seen_per_round = seen_per_round
-        self.frontier: RedisFrontier | None = None
-        self._popped: dict[bytes, object] = {}
+        self._joined = False  # registered as a worker of the frontier (open), until it leaves
+        self._leave_when_durable = False  # close found finished requests not durable yet
+        self._popped: dict[bytes, Request] = {}
         #: Finished requests not acknowledged yet: ``(member, time.monotonic() finished)``.
         self._finished: deque[tuple[bytes, float]] = deque()
         self._unsent = 0  # requests handed to push_later whose outcome is not back yet
         self._idle_until = 0.0  # monotonic time before which next_request need not ask Redis
-        self._loop = None
-        self._wake_call = None
+        self._loop: AsyncioLoopingCall | LoopingCall | None = None
+        self._wake_call: CallLaterResult | None = None
         self._wake_at = 0.0
         self._next_heartbeat = 0.0
         self._quiet_since: float | None = None
         self._errors_logged = 0
 
     @classmethod
-    def from_settings(cls, settings):  # pragma: no cover - needs the crawler
+    def from_settings(cls, settings: Any) -> DistributedScheduler:  # pragma: no cover
         raise TypeError("DistributedScheduler is built with from_crawler()")
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Any) -> DistributedScheduler:
+        """Build on the crawl's frontier and durability barrier; ping Redis.
+
+        Raises:
+            ValueError: no :class:`FrontierExtension` in ``EXTENSIONS`` (the distributed add-on
+                adds it), or an invalid setting.
+            redis.exceptions.RedisError: Redis does not answer.
+        """
+        extension = crawler.get_extension(FrontierExtension)
+        if extension is None:
+            raise ValueError("DistributedScheduler needs newscrawl.distributed.extension."
+                             "FrontierExtension in EXTENSIONS (the distributed add-on adds it)")
         s = crawler.settings
-        server = frontier_for(crawler).server
-        server.ping()  # fail at start, not at the first request
+        extension.frontier.server.ping()  # fail at start, not at the first request
         return cls(
-            server, crawler=crawler,
+            extension.frontier, crawler=crawler, durable=crawler.get_extension(Durable),
             persist=s.getbool("SCHEDULER_PERSIST", True),
             flush_on_start=s.getbool("SCHEDULER_FLUSH_ON_START"),
             dupefilter_cls=s.get("DUPEFILTER_CLASS") or
             "newscrawl.distributed.dupefilter.BucketDupeFilter",
-            serializer=get_serializer(s.get("NEWSCRAWL_REDIS_SERIALIZER",
-                                            defaults.NEWSCRAWL_REDIS_SERIALIZER)),
-            idle_close=s.getfloat("NEWSCRAWL_REDIS_IDLE_CLOSE", defaults.NEWSCRAWL_REDIS_IDLE_CLOSE),
-            worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT",
-                                      defaults.NEWSCRAWL_REDIS_WORKER_TIMEOUT),
-            poll_interval=s.getfloat("NEWSCRAWL_REDIS_POLL_INTERVAL",
-                                     defaults.NEWSCRAWL_REDIS_POLL_INTERVAL),
-            aliases=s.getdict("NEWSCRAWL_HOST_ALIASES", defaults.NEWSCRAWL_HOST_ALIASES),
-            fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW", defaults.NEWSCRAWL_ALIAS_FOLD_WWW),
-            min_delay=s.getfloat("NEWSCRAWL_POLITENESS_MIN_DELAY",
-                                 defaults.NEWSCRAWL_POLITENESS_MIN_DELAY),
-            seen_per_round=s.getbool("NEWSCRAWL_REDIS_SEEN_PER_ROUND",
-                                     defaults.NEWSCRAWL_REDIS_SEEN_PER_ROUND),
-            pop_batch=s.getint("NEWSCRAWL_REDIS_POP_BATCH", defaults.NEWSCRAWL_REDIS_POP_BATCH),
+            serializer=get_serializer(s.get("NEWSCRAWL_REDIS_SERIALIZER")),
+            idle_close=s.getfloat("NEWSCRAWL_REDIS_IDLE_CLOSE"),
+            worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT"),
+            poll_interval=s.getfloat("NEWSCRAWL_REDIS_POLL_INTERVAL"),
+            aliases=s.getdict("NEWSCRAWL_HOST_ALIASES"),
+            fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW"),
+            min_delay=s.getfloat("NEWSCRAWL_POLITENESS_MIN_DELAY"),
+            seen_per_round=s.getbool("NEWSCRAWL_REDIS_SEEN_PER_ROUND"),
+            pop_batch=s.getint("NEWSCRAWL_REDIS_POP_BATCH"),
         )
 
     # --- life cycle -----------------------------------------------------------------------------
 
-    def open(self, spider):
+    def open(self, spider: Any) -> None:
         self.spider = spider
-        namespace = namespace_from_settings(self.crawler.settings, spider.name)
+        namespace = self.frontier.namespace
         self.queue_key = namespace
-        self.frontier = frontier_for(self.crawler)
         self.server = self.frontier.server
         self.queue = HostQueue(self.server, spider, namespace, self.serializer,
                                frontier=self.frontier, aliases=self.aliases,
@@ -184,6 +211,7 @@ class DistributedScheduler(Scheduler):
         if self.frontier.join(new_round=self.seen_per_round):
             logger.info("Frontier %s was drained: round %d starts with an empty seen set",
                         namespace, self.frontier.round)
+        self._joined = True
         self._heartbeat()
         queued = len(self.queue)
         logger.info("Shared frontier %s on %s: worker %s, round %d, %d request(s) queued, %d "
@@ -193,19 +221,61 @@ class DistributedScheduler(Scheduler):
         if queued:
             logger.info("Resuming crawl (%d requests scheduled)", queued)
         self.crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
+        # Connected after the extensions' handlers (built before the engine), so it runs after
+        # the durability barrier's own spider_closed handler (its last writes).
+        self.crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         self._loop = create_looping_call(self._tick)
         self._loop.start(self.poll_interval, now=False)
 
-    def close(self, reason):
+    def close(self, reason: str) -> None:
+        """Stop the frontier loop, acknowledge what is finished and durable, and leave the
+        frontier (this worker's other taken requests go back to the queues).
+
+        Finished requests that are not durable yet (the store writes its last buffer when the
+        spider closes) keep the worker registered until :meth:`_on_spider_closed`.
+        """
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         if self._wake_call is not None:
             self._wake_call.cancel()
             self._wake_call = None
-        if self.frontier is None:
+        if not self._joined:
             return
         try:
             self._ack_finished(at_close=True)
+        except RedisError as exc:
+            self._redis_error("acknowledging finished requests", exc)
+        if self._finished:
+            self._leave_when_durable = True
+            logger.info("%d finished request(s) wait for the store before they are acknowledged",
+                        len(self._finished))
+            return
+        self._leave()
+
+    async def _on_spider_closed(self, spider: Any = None, reason: str = "") -> None:
+        """Acknowledge the requests :meth:`close` left waiting once the barrier passes them
+        (polling for at most a heartbeat period), then leave: what is still not durable goes
+        back to the frontier and is fetched again."""
+        if not self._leave_when_durable:
+            return
+        self._leave_when_durable = False
+        deadline = time.monotonic() + self.worker_timeout / 3.0
+        while True:
+            self._ack_finished(at_close=True)
+            left = deadline - time.monotonic()
+            if not self._finished or left <= 0:
+                break
+            await sleep(min(self.poll_interval, left))
+        if self._finished:
+            logger.warning("%d finished request(s) were not stored in time: returned to the "
+                           "shared frontier", len(self._finished))
+            self._finished.clear()
+        self._leave()
+
+    def _leave(self) -> None:
+        """Send queued calls, hand back this worker's unacknowledged requests, deregister."""
+        self._joined = False
+        try:
             requeued = self.frontier.heartbeat(leaving=True)[0]
             if requeued:
                 logger.info("Returned %d unfinished request(s) to the shared frontier", requeued)
@@ -296,7 +366,7 @@ class DistributedScheduler(Scheduler):
         ``pop_batch`` (taken requests hold their hosts' leases until sent and released)."""
         if self.pop_batch <= 1:
             return 1
-        downloader = getattr(getattr(self.crawler, "engine", None), "downloader", None)
+        downloader: Any = getattr(self._engine(), "downloader", None)
         try:
             free = downloader.total_concurrency - len(downloader.active)
         except (AttributeError, TypeError):
@@ -329,8 +399,15 @@ class DistributedScheduler(Scheduler):
 
     # --- frontier loop --------------------------------------------------------------------------
 
-    def _engine_slot(self):
-        engine = getattr(self.crawler, "engine", None)
+    def _engine(self) -> Any:
+        """The crawler's engine, or ``None`` before the crawl starts."""
+        try:
+            return self.crawler.engine
+        except (AttributeError, RuntimeError):  # Scrapy raises RuntimeError until it is set
+            return None
+
+    def _engine_slot(self) -> Any:
+        engine = self._engine()
         return getattr(engine, "_slot", None) or getattr(engine, "slot", None)
 
     def _tick(self) -> None:
@@ -362,12 +439,14 @@ class DistributedScheduler(Scheduler):
 
     def _ack_finished(self, *, at_close: bool = False) -> None:
         """Acknowledge popped requests the engine has finished with."""
-        slot = self._engine_slot()
-        inprogress = getattr(slot, "inprogress", None)
-        if inprogress is None and not at_close:
+        inprogress = getattr(self._engine_slot(), "inprogress", None)
+        if at_close:
+            done = list(self._popped)
+        elif inprogress is None:
             return
-        done = [member for member, request in self._popped.items()
-                if at_close or request not in inprogress]
+        else:
+            done = [member for member, request in self._popped.items()
+                    if request not in inprogress]
         now = time.monotonic()
         for member in done:
             request = self._popped.pop(member)
@@ -378,17 +457,11 @@ class DistributedScheduler(Scheduler):
                                             pause=next_delay(0.0, min_delay=self.min_delay),
                                             response_time=0.0)
             self._finished.append((member, now))
-        # With the MongoDB pipelines on, a finished request is acknowledged only once the store
-        # holds its item and its crawl-state record (``durable_time()`` of pipelines/mongo.py
-        # and pipelines/crawlstate.py): a worker killed with either still in a write buffer
-        # leaves those requests pending, and they are fetched again.
-        durable = float("inf")
-        if not at_close:
-            for name in ("newscrawl_store", "newscrawl_state_store"):  # items, crawl state
-                barrier = getattr(self.crawler, name, None)
-                if barrier is not None:
-                    durable = min(durable, barrier.durable_time())
-        ready = []
+        # With a store, a finished request is acknowledged only once the store holds its item
+        # and its crawl-state record (the run's Durable extension): a worker killed with either
+        # still in a write buffer leaves those requests pending, and they are fetched again.
+        durable = float("inf") if self.durable is None else self.durable.durable_time()
+        ready: list[bytes] = []
         while self._finished and self._finished[0][1] < durable:
             ready.append(self._finished.popleft()[0])
         if not ready:

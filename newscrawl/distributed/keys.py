@@ -1,9 +1,13 @@
-"""The Redis keyspace of a distributed newscrawl crawl, at a glance (scrapy-redis's habit).
+"""Every key the distributed crawl spells, at a glance (scrapy-redis's ``defaults.py`` habit).
 
-Every key is ``<namespace>:<name>``; the namespace is ``NEWSCRAWL_REDIS_NAMESPACE`` with
-``%(spider)s`` replaced by the spider name (``news`` by default). Settings and their defaults are
-in :mod:`newscrawl.defaults`; this module only names keys and the values stored in them, so that
-``redis-cli`` users can read the crawl's state:
+Two kinds: the request-meta keys this package sets on requests (first below), and the Redis
+keyspace. No other module spells a Redis key: the frontier, the queue and the duplicate filter
+fill these templates with :func:`key`.
+
+Every Redis key is ``<namespace>:<name>``; the namespace is ``NEWSCRAWL_REDIS_NAMESPACE`` with
+``%(spider)s`` replaced by the spider name (``news`` by default; :func:`crawl_namespace`). Settings
+and their defaults are in :mod:`newscrawl.defaults`; this module only names keys and the values
+stored in them, so that ``redis-cli`` users can read the crawl's state:
 
 =======================  ======  ==================================================================
 key                      type    content
@@ -40,6 +44,18 @@ templates: the layout needs a single Redis server (not Redis Cluster).
 
 from __future__ import annotations
 
+# --- request meta keys --------------------------------------------------------------------------
+
+#: ``[host, lease token]`` while a request holds its host's lease: set by the queue when the
+#: request leaves the frontier, removed by the politeness middleware (or the scheduler) when the
+#: lease is released. Never serialized: a redirect or retry that copies meta drops it.
+LEASE_META = "newscrawl_lease"
+#: ``(time.monotonic(), time.time())`` when the politeness middleware let the request go to the
+#: download handler; popped when the exchange ends (response time, exchange log).
+SENT_META = "newscrawl_sent_at"
+
+# --- Redis keys ---------------------------------------------------------------------------------
+
 SEEN_BUCKET_KEY = "%(ns)s:seen:%(round)s:%(bucket)s"
 SEEN_COUNT_KEY = "%(ns)s:seen:%(round)s:count"
 ROUND_KEY = "%(ns)s:round"
@@ -52,6 +68,8 @@ WORKERS_KEY = "%(ns)s:workers"
 SIZE_KEY = "%(ns)s:size"
 SEQ_KEY = "%(ns)s:seq"
 DEAD_LETTER_KEY = "%(ns)s:deadletter"
+#: Every key of a namespace (a SCAN ``MATCH`` pattern once the namespace is glob-escaped).
+NAMESPACE_KEYS = "%(ns)s:*"
 
 #: Fields of ``host:<host>`` (all integers are milliseconds unless named otherwise).
 HOST_FIELDS = {
@@ -72,5 +90,27 @@ MEMBER_SEQ_DIGITS = 12
 
 
 def key(template: str, namespace: str, **fields: str) -> str:
-    """Fill a key template: ``key(HOST_QUEUE_KEY, "news", host="example.com")``."""
+    """Fill a key template: ``key(HOST_QUEUE_KEY, "news", host="example.com")``.
+
+    >>> key(HOST_QUEUE_KEY, "news", host="example.com")
+    'news:q:example.com'
+    """
     return template % {"ns": namespace, **fields}
+
+
+def crawl_namespace(template: str, spider_name: str) -> str:
+    """The key namespace of a crawl: ``NEWSCRAWL_REDIS_NAMESPACE`` with ``%(spider)s`` filled in.
+
+    >>> crawl_namespace("%(spider)s", "news"), crawl_namespace("shared-%(spider)s", "news")
+    ('news', 'shared-news')
+    """
+    return str(template) % {"spider": spider_name}
+
+
+def glob_escape(text: str) -> str:
+    r"""Escape Redis glob metacharacters in a key prefix for SCAN ``MATCH``.
+
+    >>> print(glob_escape("ns[1]:q:*"))
+    ns\[1\]:q:\*
+    """
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

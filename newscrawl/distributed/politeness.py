@@ -3,9 +3,10 @@
 Mercator (seed 001, §4.1) never sends a server two requests in parallel and waits a multiple k
 (typically 10) of the previous response time before the next one. With
 :class:`newscrawl.distributed.scheduler.DistributedScheduler` a request leaves the frontier
-holding its host's lease (``request.meta["newscrawl_lease"]``), so over all workers at most one
-request per host is in flight. This middleware ends the lease when the exchange is over and sets
-the host's next-allowed time in Redis: end of the exchange + ``next_delay(response time)``
+holding its host's lease (meta :data:`~newscrawl.distributed.keys.LEASE_META`), so over all
+workers at most one request per host is in flight. This middleware ends the lease when the
+exchange is over and sets the host's next-allowed time in Redis: end of the exchange +
+``next_delay(response time)``
 (:func:`newscrawl.algorithms.politeness.next_delay`: k = ``NEWSCRAWL_POLITENESS_FACTOR``, within
 ``NEWSCRAWL_POLITENESS_MIN_DELAY``/``…_MAX_DELAY``), and at least the host's robots.txt
 ``Crawl-delay``, which it reads (with Protego, Scrapy's robots.txt parser) from the robots.txt
@@ -17,7 +18,9 @@ page request that triggered them waits in an earlier middleware, inside that req
 It sits at 950, after the HTTP cache (900) and before the download handler, so its
 ``process_request`` runs last (the response time is the exchange alone) and its
 ``process_response`` / ``process_exception`` run first (before redirects or retries turn the
-request into a new one). Enabled by the distributed add-on only.
+request into a new one). Enabled by the distributed add-on only (the middleware is Redis-only:
+it needs the crawl's frontier, from
+:class:`~newscrawl.distributed.extension.FrontierExtension`).
 
 Response time = Scrapy's ``download_latency`` (request sent → response headers received, the
 time the server took to answer), or, when a download fails, the seconds from this middleware's
@@ -42,25 +45,26 @@ import os
 import socket
 import time
 from collections import deque
+from collections.abc import Mapping
+from typing import Any
 
 from protego import Protego
 from redis.exceptions import RedisError
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.utils.asyncio import call_later
+from scrapy.http import Response
+from scrapy.utils.asyncio import CallLaterResult, call_later
 from scrapy.utils.httpobj import urlparse_cached
 
-from newscrawl import defaults
 from newscrawl.algorithms.fingerprint import canonical_host
 from newscrawl.algorithms.politeness import next_delay, response_time_estimate
-from newscrawl.distributed.addon import is_distributed
-from newscrawl.distributed.frontier import RedisFrontier, frontier_for
-from newscrawl.distributed.queue import LEASE_META
+from newscrawl.distributed.extension import FrontierExtension
+from newscrawl.distributed.frontier import RedisFrontier
+from newscrawl.distributed.keys import LEASE_META, SENT_META
 
 logger = logging.getLogger(__name__)
 
 _PREFIX = "newscrawl/politeness"
-_SENT_META = "newscrawl_sent_at"
 
 
 class PolitenessMiddleware:
@@ -85,18 +89,15 @@ class PolitenessMiddleware:
     #: alone (the pause still runs from the end of the exchange; see ``release_later``).
     FLUSH_DELAY = 0.005
 
-    def __init__(self, frontier: RedisFrontier, stats, *,
-                 factor: float = defaults.NEWSCRAWL_POLITENESS_FACTOR,
-                 min_delay: float = defaults.NEWSCRAWL_POLITENESS_MIN_DELAY,
-                 max_delay: float = defaults.NEWSCRAWL_POLITENESS_MAX_DELAY,
-                 obey_crawl_delay: bool = defaults.NEWSCRAWL_POLITENESS_CRAWL_DELAY,
-                 user_agent: str = "*", rt_window: int = defaults.NEWSCRAWL_POLITENESS_RT_WINDOW,
-                 aliases: dict | None = None, fold_www: bool = True, log_path: str = ""):
+    def __init__(self, frontier: RedisFrontier, stats: Any, *, factor: float, min_delay: float,
+                 max_delay: float, obey_crawl_delay: bool, rt_window: int, user_agent: str = "*",
+                 aliases: Mapping[str, str] | None = None, fold_www: bool = True,
+                 log_path: str = "") -> None:
         next_delay(0.0, factor=factor, min_delay=min_delay, max_delay=max_delay)  # validates
         if rt_window < 1:
             raise ValueError(f"NEWSCRAWL_POLITENESS_RT_WINDOW must be >= 1, got {rt_window}")
         self.rt_window = rt_window
-        self.response_times: dict[str, deque] = {}
+        self.response_times: dict[str, deque[float]] = {}
         self.frontier = frontier
         self.stats = stats
         self.factor = factor
@@ -104,38 +105,40 @@ class PolitenessMiddleware:
         self.max_delay = max_delay
         self.obey_crawl_delay = obey_crawl_delay
         self.user_agent = user_agent
-        self.aliases = aliases or {}
+        self.aliases = dict(aliases or {})
         self.fold_www = fold_www
         self.crawl_delays: dict[str, float] = {}
         self.worker = f"{socket.gethostname()}-{os.getpid()}"
-        self._flush_call = None
+        self._flush_call: CallLaterResult | None = None
         self._log = open(log_path, "a", encoding="utf-8", buffering=1) if log_path else None
 
     @classmethod
-    def from_crawler(cls, crawler):
-        s = crawler.settings
-        if not is_distributed(s):
+    def from_crawler(cls, crawler: Any) -> PolitenessMiddleware:
+        """Build on the crawl's frontier.
+
+        Raises:
+            NotConfigured: no :class:`FrontierExtension` (the crawl is not distributed).
+        """
+        extension = crawler.get_extension(FrontierExtension)
+        if extension is None:
             raise NotConfigured("not a distributed crawl (no REDIS_URL / NEWSCRAWL_DISTRIBUTED)")
+        s = crawler.settings
         middleware = cls(
-            frontier_for(crawler), crawler.stats,
-            factor=s.getfloat("NEWSCRAWL_POLITENESS_FACTOR", defaults.NEWSCRAWL_POLITENESS_FACTOR),
-            min_delay=s.getfloat("NEWSCRAWL_POLITENESS_MIN_DELAY",
-                                 defaults.NEWSCRAWL_POLITENESS_MIN_DELAY),
-            max_delay=s.getfloat("NEWSCRAWL_POLITENESS_MAX_DELAY",
-                                 defaults.NEWSCRAWL_POLITENESS_MAX_DELAY),
-            obey_crawl_delay=s.getbool("NEWSCRAWL_POLITENESS_CRAWL_DELAY",
-                                       defaults.NEWSCRAWL_POLITENESS_CRAWL_DELAY),
+            extension.frontier, crawler.stats,
+            factor=s.getfloat("NEWSCRAWL_POLITENESS_FACTOR"),
+            min_delay=s.getfloat("NEWSCRAWL_POLITENESS_MIN_DELAY"),
+            max_delay=s.getfloat("NEWSCRAWL_POLITENESS_MAX_DELAY"),
+            obey_crawl_delay=s.getbool("NEWSCRAWL_POLITENESS_CRAWL_DELAY"),
+            rt_window=s.getint("NEWSCRAWL_POLITENESS_RT_WINDOW"),
             user_agent=s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*",
-            rt_window=s.getint("NEWSCRAWL_POLITENESS_RT_WINDOW",
-                               defaults.NEWSCRAWL_POLITENESS_RT_WINDOW),
-            aliases=s.getdict("NEWSCRAWL_HOST_ALIASES", defaults.NEWSCRAWL_HOST_ALIASES),
-            fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW", defaults.NEWSCRAWL_ALIAS_FOLD_WWW),
-            log_path=s.get("NEWSCRAWL_POLITENESS_LOG", defaults.NEWSCRAWL_POLITENESS_LOG) or "",
+            aliases=s.getdict("NEWSCRAWL_HOST_ALIASES"),
+            fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW"),
+            log_path=s.get("NEWSCRAWL_POLITENESS_LOG") or "",
         )
         crawler.signals.connect(middleware.close, signal=signals.spider_closed)
         return middleware
 
-    def close(self, spider=None) -> None:
+    def close(self, spider: Any = None) -> None:
         if self._flush_call is not None:
             self._flush_call.cancel()
             self._flush_call = None
@@ -144,58 +147,52 @@ class PolitenessMiddleware:
             self._log.close()
             self._log = None
 
-    def _host(self, request) -> str:
+    def _host(self, request: Request) -> str:
         return canonical_host(urlparse_cached(request).hostname or "", aliases=self.aliases,
                               fold_www=self.fold_www)
 
-    def process_request(self, request, spider=None):
-        request.meta[_SENT_META] = (time.monotonic(), time.time())
+    def process_request(self, request: Request, spider: Any = None) -> None:
+        request.meta[SENT_META] = (time.monotonic(), time.time())
         return None
 
-    def process_response(self, request, response, spider=None):
+    def process_response(self, request: Request, response: Response,
+                         spider: Any = None) -> Response:
         self._finish(request, error=False)
         if (self.obey_crawl_delay and request.meta.get("dont_obey_robotstxt")
                 and urlparse_cached(request).path == "/robots.txt" and response.status == 200):
             self._learn_crawl_delay(request, response)
         return response
 
-    def process_exception(self, request, exception, spider=None):
+    def process_exception(self, request: Request, exception: Exception,
+                          spider: Any = None) -> None:
         # IgnoreRequest (robots.txt, an unchanged page after HEAD, the budget) is no download error.
         self._finish(request, error=not isinstance(exception, IgnoreRequest))
         return None
 
-    def _finish(self, request, *, error: bool) -> None:
-        sent = request.meta.pop(_SENT_META, None)
+    def _finish(self, request: Request, *, error: bool) -> None:
+        sent = request.meta.pop(SENT_META, None)
         lease = request.meta.pop(LEASE_META, None)
         end_wall = time.time()
         ended = time.monotonic()
         exchange_time = ended - sent[0] if sent else 0.0
         latency = request.meta.get("download_latency")
         response_time = latency if isinstance(latency, (int, float)) and not error else exchange_time
-        host = lease[0] if lease else self._host(request)
-        pause = None
-        if lease:
-            window = self.response_times.get(host)
-            if window is None:
-                window = self.response_times[host] = deque(maxlen=self.rt_window)
-            if sent:
-                window.append(response_time)
-            pause = next_delay(response_time_estimate(window), factor=self.factor,
-                               min_delay=self.min_delay, max_delay=self.max_delay,
-                               crawl_delay=self.crawl_delays.get(host) if self.obey_crawl_delay
-                               else None)
-        if self._log is not None and sent:
-            self._log.write(json.dumps({
-                "host": host, "url": request.url, "start": sent[1], "end": end_wall,
-                "rt": round(response_time, 6), "pause": pause, "worker": self.worker,
-                "lease": bool(lease), "error": error}) + "\n")
         if error:
             self.stats.inc_value(f"{_PREFIX}/errors")
         if not lease:
+            if sent:
+                self._log_exchange(request, self._host(request), sent[1], end_wall, response_time,
+                                   pause=None, leased=False, error=error)
             return
+        host = lease[0]
+        pause = self._pause(host, response_time if sent else None)
+        if sent:
+            self._log_exchange(request, host, sent[1], end_wall, response_time, pause=pause,
+                               leased=True, error=error)
         self.stats.max_value(f"{_PREFIX}/response_ms_max", int(response_time * 1000))
 
-        def released(result, host=host, url=request.url):
+        def released(result: tuple[bool, int, int], host: str = host,
+                     url: str = request.url) -> None:
             ok, _now, pause_ms = result
             if ok:
                 self.stats.inc_value(f"{_PREFIX}/released")
@@ -214,6 +211,28 @@ class PolitenessMiddleware:
             except RuntimeError:  # no event loop (a tool or a test): send it now
                 self._flush()
 
+    def _pause(self, host: str, response_time: float | None) -> float:
+        """The host's pause (seconds) after an exchange; ``response_time`` joins its window
+        (``None``: the exchange was not measured)."""
+        window = self.response_times.get(host)
+        if window is None:
+            window = self.response_times[host] = deque(maxlen=self.rt_window)
+        if response_time is not None:
+            window.append(response_time)
+        crawl_delay = self.crawl_delays.get(host) if self.obey_crawl_delay else None
+        return next_delay(response_time_estimate(window), factor=self.factor,
+                          min_delay=self.min_delay, max_delay=self.max_delay,
+                          crawl_delay=crawl_delay)
+
+    def _log_exchange(self, request: Request, host: str, start: float, end: float,
+                      response_time: float, *, pause: float | None, leased: bool,
+                      error: bool) -> None:
+        if self._log is not None:
+            self._log.write(json.dumps({
+                "host": host, "url": request.url, "start": start, "end": end,
+                "rt": round(response_time, 6), "pause": pause, "worker": self.worker,
+                "lease": leased, "error": error}) + "\n")
+
     def _flush(self) -> None:
         self._flush_call = None
         try:
@@ -222,7 +241,7 @@ class PolitenessMiddleware:
             self.stats.inc_value("newscrawl/redis/errors")
             logger.warning("Redis error while releasing host leases: %s", exc)
 
-    def _learn_crawl_delay(self, request, response) -> None:
+    def _learn_crawl_delay(self, request: Request, response: Response) -> None:
         try:
             delay = Protego.parse(response.body.decode("utf-8", "replace")).crawl_delay(
                 self.user_agent)
