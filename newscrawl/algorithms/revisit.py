@@ -104,7 +104,8 @@ History = Sequence[Observation]
 class Estimator(Protocol):
     """The shape every estimator has: a name and a pure ``next_interval``."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def next_interval(
         self, history: History, now: float, *, min_interval: float, max_interval: float
