@@ -521,9 +521,10 @@ def http_validators(mode: str, changes: list[float] | tuple[float, ...], t: floa
     return Validators(etag=f'"{token}"', content_length=int(size))
 
 
-def revisit_config(cfg: SimConfig) -> RevisitConfig:
-    """The crawler's revisit bounds with the simulation's common clamp."""
-    return RevisitConfig(min_interval=cfg.min_interval, max_interval=cfg.max_interval,
+def revisit_config(cfg: SimConfig, *, max_interval: float | None = None) -> RevisitConfig:
+    """The crawler's revisit settings with the simulation's common clamp."""
+    return RevisitConfig(min_interval=cfg.min_interval,
+                         max_interval=cfg.max_interval if max_interval is None else max_interval,
                          miss_interval=NEWSCRAWL_REVISIT_MISS_INTERVAL,
                          history=NEWSCRAWL_REVISIT_HISTORY)
 
@@ -609,6 +610,12 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
         if hosts[h].mode != before.mode:
             res.host_modes[h].append((t, hosts[h].mode))
 
+    def visited(i: int, t: float, **visit: object) -> None:
+        """Record a visit of channel ``i`` at ``t`` as the crawl state does."""
+        rec = records[i] = record_visit(records[i], now=t, cfg=rcfg, **visit)
+        due[i] = rec["due"]
+        index.update(i, rec, t)
+
     t = 0.0
     used = 0
     while t < horizon:
@@ -620,11 +627,10 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
         h = host_of[i]
         size = page_bytes[h]
         pubs = world.pubs[i]
-        rec = records[i]
-        visit: dict = {}
         head: Validators | None = None
-        if rec["last_visit"] is None:  # first visit: a plain GET
-            how, changed = HOW_FIRST, None
+        changed: bool | None = None
+        if records[i]["last_visit"] is None:  # first visit: a plain GET
+            how = HOW_FIRST
         else:
             policy = hosts[h]
             if not stored[i].any:
@@ -636,10 +642,7 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
                 res.bytes += HEAD_BYTES
                 learn(h, "head_ok", t)
                 if compare_validators(stored[i], head) == UNCHANGED:
-                    rec = record_visit(rec, now=t, cfg=rcfg, status=200, how=HOW_HEAD, changed=False)
-                    records[i] = rec
-                    due[i] = rec["due"]
-                    index.update(i, rec, t)
+                    visited(i, t, status=200, how=HOW_HEAD, changed=False)
                     t += dt
                     continue
                 how = HOW_HEAD
@@ -651,10 +654,7 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
                     res.not_modified += 1
                     res.bytes += NOT_MODIFIED_BYTES
                     learn(h, "not_modified", t)
-                    rec = record_visit(rec, now=t, cfg=rcfg, status=304, how=how, changed=False)
-                    records[i] = rec
-                    due[i] = rec["due"]
-                    index.update(i, rec, t)
+                    visited(i, t, status=304, how=how, changed=False)
                     t += dt
                     continue
             else:
@@ -672,13 +672,9 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
                 learn(h, event, t)
             if not changed:
                 how = HOW_FINGERPRINT  # the fingerprint decided: unchanged
-        visit = {"validators": got.to_dict(), "fingerprint": str(lists.seen[i]),
-                 "new_links": new, "listed": listed}
         stored[i] = got
-        rec = record_visit(rec, now=t, cfg=rcfg, status=200, how=how, changed=changed, **visit)
-        records[i] = rec
-        due[i] = rec["due"]
-        index.update(i, rec, t)
+        visited(i, t, status=200, how=how, changed=changed, validators=got.to_dict(),
+                fingerprint=str(lists.seen[i]), new_links=new, listed=listed)
         t += dt
     res.slots_used = used
     return res
@@ -770,9 +766,7 @@ def simulate_articles(world: World, policy: str, ch: ChannelResult, idx: np.ndar
     nutch = NutchAdaptive(initial_interval=cfg.initial_interval)
     hd = HalveDouble(initial_interval=cfg.initial_interval)
     lo_i, hi_i = cfg.min_interval, cfg.article_max_interval
-    rcfg = RevisitConfig(min_interval=lo_i, max_interval=hi_i,
-                         miss_interval=NEWSCRAWL_REVISIT_MISS_INTERVAL,
-                         history=NEWSCRAWL_REVISIT_HISTORY)
+    rcfg = revisit_config(cfg, max_interval=hi_i)
     for a in idx.tolist():
         d = float(ch.disc[a])
         corr = world.corrections[a]
