@@ -1,6 +1,9 @@
-# newscrawl: the two commands of the README, each setting itself up on a fresh machine.
+# newscrawl: the commands of the README, each setting itself up on a fresh machine.
 #   make crawl START_URLS=https://www.heise.de/[,URL...]   [DEPTH=2] [STRATEGY=bfs] [REPLAY=1]
 #   make test
+#   make bench       every benchmark at its quick size, each target met / NOT met
+#                    (BENCH_ARGS="--only recrawl,revisit_sim" or "--full")
+#   make typecheck   mypy over newscrawl/ (strict for newscrawl/algorithms; mypy.ini)
 PYTHON ?= python3.11
 VENV := .venv
 REPLAY_VENV := .venv-replay
@@ -10,7 +13,7 @@ DEPTH ?= 2
 STRATEGY ?= bfs
 export NEWSCRAWL_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: crawl test setup setup-replay clean
+.PHONY: crawl test bench typecheck setup setup-replay clean
 
 $(VENV)/.installed: requirements.txt requirements-test.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=python3)"; exit 1; }
@@ -36,6 +39,12 @@ crawl: $(VENV)/.installed $(if $(REPLAY),$(REPLAY_VENV)/.installed)
 
 test: $(VENV)/.installed $(REPLAY_VENV)/.installed
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed
+	$(VENV)/bin/python benchmarks/bench.py $(BENCH_ARGS)
+
+typecheck: $(VENV)/.installed
+	$(VENV)/bin/python -m mypy newscrawl
 
 clean:
 	rm -rf $(VENV) $(REPLAY_VENV) .pytest_cache

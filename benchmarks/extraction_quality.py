@@ -4,6 +4,7 @@ Usage (from the repository root)::
 
     .venv/bin/python benchmarks/extraction_quality.py [--modes default,precision,recall,fast]
         [--jobs N] [--corpus ../shared/corpus] [--limit N]
+    .venv/bin/python benchmarks/extraction_quality.py --quick   # default preset, 60 pages per set
 
 Set 04 (``04_fundus_multilingual_articles_gt``, 258 fundus golden articles): each publisher's
 ``<Publisher>.json`` holds entries ``V1``, ``V1_1``, ``V2`` ... in the order of the publisher's
@@ -16,7 +17,14 @@ the second, and same UTC calendar day), authors (same list), language found, µs
 
 Set 06 (``06_trafilatura_eval``): per page, snippets that must / must not occur in the text;
 reported as trafilatura's evaluation does: precision, recall, F1 and accuracy over snippets.
-Pages are decoded from bytes with :func:`newscrawl.algorithms.charset.decode_html`.
+Pages are decoded from bytes as the crawler decodes them: a Scrapy ``HtmlResponse``
+(``Content-Type: text/html``, no charset: the corpus has no headers) passed through
+:class:`middlewares.charset.CharsetMiddleware`, then ``response.text`` — what the ``news`` spider
+hands :func:`~newscrawl.algorithms.extraction.extract_article`, whose ``default`` preset is the
+one the spider uses.
+
+The figures of the first preset print in the ``figure <name>: <value>`` format of
+``benchmarks/_targets.py`` (no targets are set for them; the README has the last full run's).
 """
 
 from __future__ import annotations
@@ -34,8 +42,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 
+from _targets import figure  # noqa: E402
+from middlewares.charset import CharsetMiddleware  # noqa: E402
 from newscrawl.algorithms.charset import decode_html  # noqa: E402
 from newscrawl.algorithms.extraction import MODES, extract_article, parse_datetime  # noqa: E402
 from newscrawl.algorithms.textcompare import (  # noqa: E402
@@ -127,6 +137,15 @@ def date_match(ours: datetime | None, gt: datetime | None) -> tuple[bool, bool]:
     return any(t == gt for t in local), day
 
 
+def crawl_text(body: bytes, url: str) -> str:
+    """The text the ``news`` spider extracts from: Scrapy's decoding after the charset middleware."""
+    from scrapy.http import HtmlResponse, Request
+
+    request = Request(url)
+    response = HtmlResponse(url, body=body, headers={"Content-Type": "text/html"}, request=request)
+    return CharsetMiddleware(stats=None).process_response(request, response).text
+
+
 def _run(html: str, url: str, variant: str, details: dict[str, Any] | None = None
          ) -> tuple[dict[str, Any], float]:
     """``variant`` is a preset name of extraction.MODES."""
@@ -137,7 +156,7 @@ def _run(html: str, url: str, variant: str, details: dict[str, Any] | None = Non
 
 def eval04(args: tuple[dict[str, Any], str, bool]) -> dict[str, Any]:
     item, mode, with_trafilatura_date = args
-    html, _enc = decode_html(_read(item["path"]), http_charset=None)
+    html = crawl_text(_read(item["path"]), item["url"])
     details: dict[str, Any] = {}
     res, elapsed = _run(html, item["url"], mode, details)
     gt = item["gt"]
@@ -179,7 +198,7 @@ def eval04(args: tuple[dict[str, Any], str, bool]) -> dict[str, Any]:
 
 def eval06(args: tuple[dict[str, Any], str]) -> dict[str, Any]:
     item, mode = args
-    html, _enc = decode_html(_read(item["path"]), http_charset=None)
+    html = crawl_text(_read(item["path"]), item["url"])
     res, elapsed = _run(html, item["url"], mode)
     text = normalize_space(res["text"])
     gt = item["gt"]
@@ -240,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1,
                     help="worker processes (timings are per page either way)")
     ap.add_argument("--limit", type=int, default=0, help="pages per set (0: all)")
+    ap.add_argument("--quick", action="store_true",
+                    help="the default preset on the first 60 pages of each set (make bench)")
     ap.add_argument("--details", action="store_true", help="list set-04 pages failing the rule")
     ap.add_argument("--charset", action="store_true",
                     help="also time charset.detect_encoding / decode_html on every corpus page")
@@ -247,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.corpus / SET04).is_dir():
         print(f"corpus missing: {args.corpus / SET04}", file=sys.stderr)
         return 2
+    if args.quick:
+        args.modes, args.limit = "default", args.limit or 60
     items04 = load_set04(args.corpus)
     items06 = load_set06(args.corpus)
     if args.limit:
@@ -288,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
             "ms/page": f"{1000 * statistics.fmean(secs):.1f}",
         })
         if mode == modes[0]:
+            first = (r04, r06, prec, rec)
             for src in ("ld", "og", "twitter", "h1", "title"):
                 sources_rows.append((src, _pct([r["title_sources"].get(src, False) for r in r04])))
             traf_day = _pct([r["traf_date_day"] for r in dated])
@@ -307,6 +331,24 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{s} {v}" for s, v in sources_rows))
     print(f"trafilatura's own date ({modes[0]}): same UTC day {traf_day}, same second {traf_sec}; "
           f"ours: every published value UTC-aware: {aware}")
+    r04, r06, prec, rec = first
+    dated = [r for r in r04 if r["has_gt_date"]]
+    size = f"({modes[0]}; {len(r04)} set-04 pages)"
+    full = not args.limit  # the README's figures are of every page
+    figure(f"extraction title exact {size}", 100 * sum(r["title"] for r in r04) / len(r04), digits=1,
+           note="% (README: 83.7 %)" if full else "%")
+    figure(f"extraction body token F1 mean {size}", statistics.fmean(r["f1"] for r in r04),
+           note="(README: 0.945)" if full else "")
+    figure(f"extraction pages with F1 >= 0.9 {size}", 100 * sum(r["f1"] >= 0.9 for r in r04) / len(r04),
+           digits=1, note="% (README: 87.6 %)" if full else "%")
+    if dated:
+        figure(f"extraction published time equal {size}",
+               100 * sum(r["date_second"] for r in dated) / len(dated), digits=1,
+               note="% (README: 95.7 %)" if full else "%")
+    figure(f"extraction set 06 snippet precision ({modes[0]}; {len(r06)} pages)", prec,
+           note="(README: 0.892)" if full else "")
+    figure(f"extraction set 06 snippet recall ({modes[0]}; {len(r06)} pages)", rec,
+           note="(README: 0.934)" if full else "")
     if args.charset:
         charset_timing(args.corpus)
     if args.details:

@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python benchmarks/linkclass_quality.py [--errors]
+    .venv/bin/python benchmarks/linkclass_quality.py [--errors] [--quick]
 
 A link is *predicted content* when the classifier gives it the role ``content``; the labels say
 whether it is an article (detail) page. Three variants of
@@ -28,7 +28,10 @@ Labelled data (``tests/linkclass_tables.py``, shared with ``tests/test_linkclass
   detail-URL schemes; see ``LIST_PAGES`` / ``DETAIL_SCHEMES``).
 
 Pages are read in place from ``../shared/corpus`` (``NEWSCRAWL_SHARED`` overrides ``../shared``).
-``--errors`` lists the false positives and negatives of the default variant.
+``--errors`` lists the false positives and negatives of the default variant. ``--quick`` is
+accepted for ``make bench`` and changes nothing (the whole run takes seconds). The default
+variant's figures per dataset group print in the ``figure <name>: <value>`` format of
+``benchmarks/_targets.py`` (no targets are set; the README has the last run's figures).
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import linkclass_tables as T  # noqa: E402
+from _targets import figure  # noqa: E402
 from newscrawl.algorithms.linkclass import (  # noqa: E402
     CONTENT,
     LinkClass,
@@ -55,6 +60,9 @@ from newscrawl.algorithms.linkextract import RawLink, resolve_link  # noqa: E402
 
 VARIANTS = ("default", "group-only", "shape-only")
 _KWARGS = {"default": {}, "group-only": {"use_shape": False}}
+#: The README's default-variant P / R / F1 per dataset group (its last run).
+README_FIGURES = {"hand:all-4": "1.000 / 0.945 / 0.972", "newspaper4k-urls": "1.000 / 0.950 / 0.974",
+                  "gerapy-lists:all": "0.957 / 1.000 / 0.978"}
 
 
 @dataclass
@@ -174,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--errors", action="store_true",
                         help="list false positives / negatives of the default variant")
+    parser.add_argument("--quick", action="store_true", help="accepted for make bench; no change")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -213,6 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     for path in missing:
         print(f"skipped: {path} missing")
     print(f"({time.perf_counter() - started:.1f} s)")
+    for label, scores in results:
+        if label in README_FIGURES:
+            d = scores["default"]
+            figure(f"linkclass content links P / R / F1 {label} (default, {d.n} links)",
+                   f"{_fmt(d.precision)} / {_fmt(d.recall)} / {_fmt(d.f1)}",
+                   note=f"(README: {README_FIGURES[label]})")
 
     if args.errors:
         for label, scores in results:

@@ -230,7 +230,7 @@ def normalize_label(label: str | bytes | None) -> str | None:
 
 def _is_text_codec(name: str) -> bool:
     try:
-        return bool(codecs.lookup(name)._is_text_encoding)  # type: ignore[attr-defined]
+        return bool(codecs.lookup(name)._is_text_encoding)
     except (LookupError, AttributeError):
         return False
 
@@ -384,7 +384,7 @@ def _choose(body: bytes, http_charset: str | None) -> tuple[str, str | None, int
     if http in _UTF16_32:
         # No BOM: trust a UTF-16 header only when the bytes look like UTF-16 (NULs present).
         if b"\x00" in body[:1024]:
-            return http, None, 0  # type: ignore[return-value]
+            return http, None, 0
         http = None
     if body.isascii():
         # Every ASCII-compatible decoder gives the same text; report the declaration.

@@ -45,7 +45,7 @@ import re
 import warnings
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 from urllib.parse import urljoin
 
 from newscrawl import defaults
@@ -67,8 +67,16 @@ EMPTY_FIELDS: Final[dict[str, Any]] = {
     "description": None,
 }
 
+class Preset(TypedDict, total=False):
+    """Keyword arguments of trafilatura's ``bare_extraction`` a preset sets."""
+
+    fast: bool
+    favor_precision: bool
+    favor_recall: bool
+
+
 #: trafilatura presets: mode -> bare_extraction keyword arguments.
-MODES: Final[dict[str, dict[str, bool]]] = {
+MODES: Final[dict[str, Preset]] = {
     "default": {},
     "precision": {"favor_precision": True},
     "recall": {"favor_recall": True},
@@ -317,8 +325,8 @@ def _published(tree: Any, ld: dict[str, Any] | None) -> datetime | None:
         same = [dt for dt in aware
                 if dt.replace(tzinfo=None, second=0, microsecond=0)
                 == first.replace(second=0, microsecond=0)]
-        donor = (same or aware or [None])[0]
-        first = first.replace(tzinfo=donor.tzinfo if donor is not None else timezone.utc)
+        donors = same or aware
+        first = first.replace(tzinfo=donors[0].tzinfo if donors else timezone.utc)
     try:
         return first.astimezone(timezone.utc)
     except (OverflowError, ValueError):
@@ -351,7 +359,7 @@ def _language(tree: Any, ld: dict[str, Any] | None) -> str | None:
         values.append(_ld_text(ld.get("inLanguage")))
     for value in values:
         if value:
-            m = _LANG.match(value.strip().split(",")[0].strip())
+            m = _LANG.match(str(value).strip().split(",")[0].strip())
             if m:
                 return m.group(1).lower()
     return None
@@ -360,7 +368,7 @@ def _language(tree: Any, ld: dict[str, Any] | None) -> str | None:
 def _canonical(tree: Any, url: str) -> str | None:
     for el in tree.xpath('//link[@href and contains(concat(" ", normalize-space(translate(@rel,'
                          '"CANOLI","canoli")), " "), " canonical ")]'):
-        href = el.get("href", "").strip()
+        href = str(el.get("href") or "").strip()
         if href:
             return urljoin(url, href)
     og = _meta(tree, "og:url")

@@ -102,7 +102,7 @@ def _opaque_id(stem: str, parent: str) -> bool:
     match = _OPAQUE_ID.match(stem)
     if not match:
         return False
-    token = match.group(1)
+    token: str = match.group(1)
     digits = sum(ch.isdigit() for ch in token)
     letters = len(token) - digits
     if len([w for w in _WORD_SPLIT.split(parent) if w]) >= 4:

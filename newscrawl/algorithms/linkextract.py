@@ -20,11 +20,16 @@ nor are pure ``#fragment`` links (counted in :class:`ExtractionStats`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
+
+#: An ``lxml.html`` element (lxml ships no type information, so it is ``Any`` to mypy).
+Element: TypeAlias = Any
 
 #: An image counts for a link when its enclosing block holds at most this many anchors.
 MAX_ANCHORS_IN_IMAGE_BLOCK = 3
@@ -75,12 +80,12 @@ class ExtractionStats:
     truncated: int = 0
 
 
-def _style_says(element, pattern: re.Pattern) -> bool:
+def _style_says(element: Element, pattern: re.Pattern[str]) -> bool:
     style = element.get("style")
     return bool(style) and bool(pattern.search(style))
 
 
-def _enlarged(element) -> bool:
+def _enlarged(element: Element) -> bool:
     tag = element.tag if isinstance(element.tag, str) else ""
     if tag in _HEADING_TAGS:
         return True
@@ -102,7 +107,7 @@ def _enlarged(element) -> bool:
     return False
 
 
-def _bold(element) -> bool:
+def _bold(element: Element) -> bool:
     tag = element.tag if isinstance(element.tag, str) else ""
     if tag in _BOLD_TAGS:
         return True
@@ -112,7 +117,7 @@ def _bold(element) -> bool:
     return _style_says(element, _FONT_WEIGHT)
 
 
-def _teaser_block(anchor):
+def _teaser_block(anchor: Element) -> Element | None:
     """The nearest block ancestor (list item, article, figure, div …) that holds at most
     :data:`MAX_ANCHORS_IN_IMAGE_BLOCK` anchors: the teaser the link stands for; or None."""
     level = 0
@@ -127,7 +132,7 @@ def _teaser_block(anchor):
     return None
 
 
-def _visible_text(element) -> str:
+def _visible_text(element: Element) -> str:
     """Text of an element without ``<script>``/``<style>`` content, whitespace folded."""
     parts: list[str] = []
     for el in element.iter():
@@ -139,7 +144,7 @@ def _visible_text(element) -> str:
     return _WHITESPACE.sub(" ", " ".join(parts)).strip()
 
 
-def _markup_features(elements) -> tuple[int, int, int]:
+def _markup_features(elements: Iterable[Element]) -> tuple[int, int, int]:
     image = font_size = bold = 0
     for el in elements:
         tag = el.tag if isinstance(el.tag, str) else ""
@@ -152,7 +157,7 @@ def _markup_features(elements) -> tuple[int, int, int]:
     return image, font_size, bold
 
 
-def link_features(anchor, *, block=None) -> dict[str, int]:
+def link_features(anchor: Element, *, block: Element | None = None) -> dict[str, int]:
     """Return the markup features of one anchor element.
 
     An anchor with no text and no image (a "card overlay" link laid over a whole teaser, as on
@@ -183,7 +188,7 @@ def link_features(anchor, *, block=None) -> dict[str, int]:
     return {"image": image, "font_size": font_size, "bold": bold}
 
 
-def _anchor_text(anchor, block) -> str:
+def _anchor_text(anchor: Element, block: Element | None) -> str:
     text = _visible_text(anchor)
     if not text:
         for img in anchor.iter("img"):
@@ -231,7 +236,7 @@ def resolve_link(href: str | None, base_url: str) -> str | None:
         return None
 
 
-def document_base(root, page_url: str) -> str:
+def document_base(root: Element, page_url: str) -> str:
     """Return the base URL of a document: its first ``<base href>`` resolved, else ``page_url``."""
     for base in root.iter("base"):
         href = base.get("href")
@@ -243,7 +248,7 @@ def document_base(root, page_url: str) -> str:
     return page_url
 
 
-def extract_links(root, page_url: str, *, max_links: int = 5000,
+def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
                   stats: ExtractionStats | None = None) -> list[RawLink]:
     """Return every http(s) link of a page with its features, in document order.
 

@@ -115,7 +115,7 @@ def gt_paragraphs(
 def _prefix_tokens(paragraph: str, prefix_chars: int) -> list[str]:
     """Tokens lying wholly within the first ``prefix_chars`` characters of ``paragraph``."""
     text = unicodedata.normalize("NFKC", paragraph).translate(_INVISIBLE).lower().strip()
-    tokens = []
+    tokens: list[str] = []
     for m in _TOKEN.finditer(text):
         if m.end() > prefix_chars and tokens:
             break

@@ -1,0 +1,176 @@
+"""Tests of the candidate channel scheduler (``benchmarks/_channel_scheduler.py``; simulation
+only, not on the crawl path): √-rate budget split, rate and daily-profile learning."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmarks._channel_scheduler import ChannelScheduler, DailyProfile, sqrt_allocation
+from newscrawl.algorithms.revisit import HOW_CONDITIONAL, HOW_FIRST, Observation
+from tests.test_revisit import bounds, finite_time, observations
+
+H = 3600.0
+
+
+# --- √ allocation and the channel scheduler -----------------------------------------------
+
+
+def test_sqrt_allocation_hand_values() -> None:
+    # budget 0.3 visits/s; rates 1 and 4 -> frequencies ∝ 1 : 2 after the zero-rate page takes
+    # its 1/max_interval
+    out = sqrt_allocation({"a": 1.0, "b": 4.0, "c": 0.0}, 0.3, min_interval=1, max_interval=1000)
+    fa, fb = 1 / out["a"], 1 / out["b"]
+    assert out["c"] == 1000
+    assert fb == pytest.approx(2 * fa)
+    assert fa + fb + 1 / 1000 == pytest.approx(0.3)
+
+
+def test_sqrt_allocation_floors_and_bounds() -> None:
+    # a floor above the √ share is honoured, the rest re-split ∝ √rate
+    out = sqrt_allocation({"a": 1.0, "b": 1.0, "c": 1.0}, 3 / 100, min_interval=1, max_interval=1e6,
+                          floors={"a": 0.02})
+    assert 1 / out["a"] == pytest.approx(0.02)
+    assert 1 / out["b"] == pytest.approx(1 / out["c"]) == pytest.approx(0.005, rel=1e-3)
+    # a budget beyond what the minimum interval allows is not spent
+    out = sqrt_allocation({"a": 1.0, "b": 9.0}, 100.0, min_interval=10, max_interval=1000)
+    assert out == {"a": 10, "b": 10}
+    # floors above the budget are scaled down together
+    out = sqrt_allocation({"a": 1.0, "b": 1.0}, 0.01, min_interval=1, max_interval=1e6,
+                          floors={"a": 0.03, "b": 0.01})
+    assert 1 / out["a"] == pytest.approx(0.0075) and 1 / out["b"] == pytest.approx(0.0025)
+    assert sqrt_allocation({}, 1.0, min_interval=1, max_interval=2) == {}
+
+
+def feed(sched: ChannelScheduler, key: str, *, per_hour: float, hours: int, start: float = 0.0,
+         group: str = "host", step: float = 600.0) -> float:
+    """Visit ``key`` every ``step`` seconds seeing ``per_hour`` new links per hour."""
+    t = start
+    sched.observe(key, Observation(t, False, HOW_FIRST, None, None, 20), group=group)
+    acc = 0.0
+    for _ in range(int(hours * H / step)):
+        t += step
+        acc += per_hour * step / H
+        k = int(acc)
+        acc -= k
+        sched.observe(key, Observation(t, k > 0, "fingerprint", k, None, 20), group=group)
+    return t
+
+
+def test_channel_rate_converges_to_yield() -> None:
+    sched = ChannelScheduler(budget_per_hour=100, min_interval=60, max_interval=86400)
+    t = feed(sched, "busy", per_hour=12, hours=48)
+    assert sched.rate("busy", t) * H == pytest.approx(12, rel=0.1)
+
+
+def test_busier_channel_gets_shorter_interval_and_budget_is_spent() -> None:
+    sched = ChannelScheduler(budget_per_hour=30, min_interval=60, max_interval=86400)
+    feed(sched, "busy", per_hour=16, hours=24, group="h1")
+    t = feed(sched, "quiet", per_hour=1, hours=24, group="h2")
+    iv = sched.intervals(t)
+    assert iv["busy"] < iv["quiet"]
+    # √ rule: visits ∝ √rate, so about 4 : 1 here (within estimation noise)
+    assert iv["quiet"] / iv["busy"] == pytest.approx(4, rel=0.25)
+    assert sum(1 / v for v in iv.values()) * H == pytest.approx(30)
+
+
+def test_drop_off_floor_protects_a_busy_channel_under_a_tiny_budget() -> None:
+    # 100 quiet channels and one that publishes 60 links/hour; 20-link lists; budget 40 req/h
+    sched = ChannelScheduler(budget_per_hour=40, min_interval=60, max_interval=86400, max_fill=0.35)
+    for k in range(100):
+        feed(sched, f"q{k}", per_hour=0.5, hours=12, group="h", step=3600)
+    t = feed(sched, "busy", per_hour=60, hours=12, group="h", step=300)
+    iv = sched.intervals(t)
+    # at most 0.35 × 20 = 7 expected new links per visit -> interval <= 7 min
+    assert iv["busy"] <= 7 * 60 * 1.15
+
+
+def test_saturated_visit_raises_the_estimate() -> None:
+    a = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
+    b = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
+    for s, listed in ((a, 20), (b, 40)):
+        s.observe("c", Observation(0, False, HOW_FIRST, None, None, listed))
+        s.observe("c", Observation(H, True, "fingerprint", 20, None, listed))
+    assert a.rate("c", H) > 1.5 * b.rate("c", H)
+
+
+def test_conditional_not_modified_counts_as_zero_links() -> None:
+    sched = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
+    sched.observe("c", Observation(0, False, HOW_FIRST))
+    sched.observe("c", Observation(H, False, HOW_CONDITIONAL, 0))
+    before = sched.rate("c", H)
+    sched.observe("c", Observation(2 * H, False, HOW_CONDITIONAL, 0))
+    assert sched.rate("c", 2 * H) < before
+
+
+def test_daily_profile_is_learned() -> None:
+    sched = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
+    t = 0.0
+    for key in ("a", "b"):
+        sched.observe(key, Observation(t, False, HOW_FIRST), group="h")
+    for step in range(1, 4 * 48 + 1):  # four days, visits every 30 min
+        t = step * 1800.0
+        hour = (t % 86400) / H
+        k = 5 if 8 <= hour < 20 else 0  # publishes by day (UTC) only
+        for key in ("a", "b"):
+            sched.observe(key, Observation(t, k > 0, "fingerprint", k), group="h")
+    prof = sched.profiles["h"]
+    assert prof.at(4 * 86400 + 12 * H) > 1.6
+    assert prof.at(4 * 86400 + 2 * H) < 0.4
+    assert sched.rate("a", 4 * 86400 + 12 * H) > 4 * sched.rate("a", 4 * 86400 + 2 * H)
+
+
+def test_daily_profile_overlaps() -> None:
+    p = DailyProfile()
+    ov = p.overlaps(3000, 2 * H + 5)
+    assert ov[0] == 600 and ov[1] == 3600 and ov[2] == 5 and sum(ov) == pytest.approx(2 * H + 5 - 3000)
+    assert sum(p.overlaps(0, 2.5 * 86400)) == pytest.approx(2.5 * 86400)
+    assert p.overlaps(10, 10) == [0.0] * 24
+
+
+# --- properties ---------------------------------------------------------------------------
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    obs=st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from(["h1", "h2"]), observations), max_size=30),
+    now=finite_time,
+    budget=st.floats(min_value=0, max_value=1e5),
+    b=bounds(),
+)
+def test_channel_scheduler_never_raises_and_stays_in_bounds(
+    obs: list[tuple[str, str, Observation]], now: float, budget: float, b: tuple[float, float]
+) -> None:
+    lo, hi = b
+    sched = ChannelScheduler(budget_per_hour=budget, min_interval=lo, max_interval=hi)
+    for key, group, o in obs:
+        sched.observe(key, o, group=group)
+    for v in sched.intervals(now, keys=["a", "b", "c", "never-seen"]).values():
+        assert lo <= v <= hi
+    assert sched.rate("a", now) >= 0
+
+
+@settings(max_examples=200)
+@given(
+    rates=st.dictionaries(st.integers(0, 50), st.floats(min_value=0, max_value=1e3), max_size=30),
+    budget=st.floats(min_value=0, max_value=100),
+    b=bounds(),
+)
+def test_sqrt_allocation_bounds_and_budget(rates: dict[int, float], budget: float, b: tuple[float, float]) -> None:
+    lo, hi = b
+    out = sqrt_allocation(rates, budget, min_interval=lo, max_interval=hi)
+    assert set(out) == set(rates)
+    assert all(lo <= v <= hi for v in out.values())
+    spent = sum(1 / v for v in out.values())
+    floor = len(rates) / hi
+    if rates and budget > floor:
+        # spend the budget unless every positive-rate page already sits at the minimum interval
+        if any(1 / v < 1 / lo * (1 - 1e-9) for k, v in out.items() if rates[k] > 0):
+            assert spent == pytest.approx(budget, rel=1e-6)
+        assert spent <= budget * (1 + 1e-6)
+    # a higher rate never gets a longer interval
+    keys = sorted(out, key=lambda k: rates[k])
+    for k1, k2 in zip(keys, keys[1:]):
+        if rates[k1] < rates[k2]:
+            assert out[k2] <= out[k1] * (1 + 1e-9)
