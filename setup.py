@@ -13,6 +13,7 @@ setup(
     python_requires=">=3.11",
     packages=["newscrawl", "newscrawl.algorithms", "newscrawl.distributed", "newscrawl.embedded",
               "spiders", "middlewares", "pipelines"],
+    package_data={"newscrawl": ["py.typed"]},
     entry_points={
         "scrapy": ["settings = newscrawl.settings"],
         "console_scripts": ["newscrawl = newscrawl.cli:main"],  # newscrawl schedule|report
