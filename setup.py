@@ -1,18 +1,22 @@
 """Packaging for scrapyd eggs and ``pip install -e .``.
 
-Packages are listed explicitly (tests are not shipped) and the ``scrapy`` entry point names the
-settings module, as scrapyd expects.
+Packages are named explicitly — the top-level packages and every sub-package of ``newscrawl``
+(``find_packages`` limited to them: tests and benchmarks are not shipped) — and the ``scrapy``
+entry point names the settings module, as scrapyd expects.
 """
 
-from setuptools import setup
+from setuptools import find_packages, setup
+
+#: Top-level packages of the project (Scrapy components: extensions, spiders, middlewares,
+#: pipelines; everything else lives in newscrawl and its sub-packages).
+TOP_LEVEL = ["newscrawl", "extensions", "spiders", "middlewares", "pipelines"]
 
 setup(
     name="newscrawl",
     version="0.1.0",
     description="Incremental news crawler on Scrapy: link classification, NewsPageRank, MongoDB",
     python_requires=">=3.11",
-    packages=["newscrawl", "newscrawl.algorithms", "newscrawl.distributed", "spiders", "middlewares",
-              "pipelines"],
+    packages=find_packages(include=[*TOP_LEVEL, "newscrawl.*"]),
     entry_points={
         "scrapy": ["settings = newscrawl.settings"],
         "console_scripts": ["newscrawl = newscrawl.cli:main"],  # newscrawl schedule|report
