@@ -55,7 +55,8 @@ ROLE = "newscrawl_role"
 FRAME_DEPTH = "newscrawl_frame_depth"
 
 # --- incremental re-crawls (crawl state, HEAD probes) ------------------------------------------
-#: dict: a page's stored state for the middlewares (:meth:`newscrawl.crawlstate.RunState.revisit_meta`).
+#: dict: a page's stored state for the middlewares
+#: (:meth:`newscrawl.crawlstate.RunState.revisit_meta`).
 REVISIT = "newscrawl_revisit"
 #: str: how the GET of a known page came about (``head``, ``conditional``, ``fingerprint``).
 REVISIT_HOW = "newscrawl_revisit_how"

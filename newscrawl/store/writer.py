@@ -281,14 +281,16 @@ class BufferedWriter:
 
     # -- versions, weights, merge ---------------------------------------------------------------
 
-    def archive(self, fp: str, doc: Mapping[str, Any], *, at: dt.datetime) -> Future[dict[str, Any] | None]:
+    def archive(self, fp: str, doc: Mapping[str, Any], *,
+                at: dt.datetime) -> Future[dict[str, Any] | None]:
         """Keep the stored version of article ``fp`` before ``doc`` (its new title, text,
         published, authors) is written (:meth:`NewsStore.archive_version`; staged in shadow
         mode). The future gives the version document, or None (no stored article, or a store
         error: logged and counted as ``newscrawl/crawlstate/errors``)."""
         return self.submit(self._archive_job, fp, dict(doc), at)
 
-    def _archive_job(self, fp: str, doc: dict[str, Any], at: dt.datetime) -> dict[str, Any] | None:
+    def _archive_job(self, fp: str, doc: dict[str, Any],
+                     at: dt.datetime) -> dict[str, Any] | None:
         try:
             if self.store is None:
                 raise StoreUnavailable("no store")
