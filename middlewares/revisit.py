@@ -36,6 +36,7 @@ the text does not show), ``newscrawl/revisit/<new|not_due|due_linked|already_sch
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 import scrapy
@@ -133,7 +134,7 @@ class RevisitSpiderMiddleware:
         if kind == "article":
             fingerprint = text_fingerprint(adapter.get("title"), adapter.get("text"))
             when = adapter.get("published")
-            published = when.timestamp() if hasattr(when, "timestamp") else None
+            published = when.timestamp() if isinstance(when, datetime) else None
         else:
             links = adapter.get("links") or []
             targets = [link["target_url"] for link in links if link.get("role") in ("content", "node")]
@@ -213,7 +214,7 @@ class RevisitSpiderMiddleware:
             return request  # already prepared (seeds, due pages) or not a page request
         fp = self.page_fp(request.url)
         record = state.get(fp)
-        role = request.meta.get(meta.ROLE)
+        role = request.meta[meta.ROLE]
         if record is not None and record.get("last_visit") is not None:
             if fp in state.scheduled or not state.is_due(fp):
                 self._inc("not_due" if fp not in state.scheduled else "already_scheduled")

@@ -32,7 +32,7 @@ import os
 import secrets
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from newscrawl.algorithms.changedetect import HostPolicy, learn_host
 from newscrawl.algorithms.revisitplan import (
@@ -336,7 +336,8 @@ class RunState:
         visited yet stay dirty: they are about to change again, and writing them once, visited,
         saves a replace per page (an insert is ~5x cheaper on SecantusDB).
         """
-        new, old = [], []
+        new: list[dict[str, Any]] = []
+        old: list[dict[str, Any]] = []
         keep = set() if final else (self.scheduled - self.observed) & self.dirty
         for fp in sorted(self.dirty - keep):
             rec = self.records.get(fp)
@@ -377,7 +378,7 @@ class RunState:
         pick = [r for r in self.records.values()
                 if (r.get("role") in CHANNEL_ROLES) == channels and not r.get("seed")
                 and r["fp"] not in self.scheduled]
-        return list(due_order(pick, now))
+        return cast("list[dict[str, Any]]", list(due_order(pick, now)))
 
     def expected_yield(self, record: Mapping[str, Any]) -> float:
         return channel_yield(record, self.now(), self.cfg)

@@ -65,8 +65,8 @@ class NewsRequestFingerprinter:
         lower-case hex digits — the ``fp`` / ``_id`` of its documents and crawl-state record.
         Never raises on a string.
 
-        >>> NewsRequestFingerprinter().page_fp("http://www.example.com/a") == \
-        ...     NewsRequestFingerprinter().page_fp("http://example.com/a#top")
+        >>> page_fp = NewsRequestFingerprinter().page_fp
+        >>> page_fp("http://www.example.com/a") == page_fp("http://example.com/a#top")
         True
         """
         return self.url_fingerprint(url).hex()

@@ -119,7 +119,7 @@ def due_article_requests(state: RunState, spider: Any, stats: Any = None,
     """Requests for due, already visited article pages (re-checks for corrections), in due
     order, at most ``limit``; one priority below every discovery request (the scheduler's
     first-in-first-out order keeps the due order)."""
-    out = []
+    out: list[scrapy.Request] = []
     for record in (r for r in state.due_records(channels=False)
                    if r.get("last_visit") and _in_scope(r, spider)):
         if limit is not None and len(out) >= limit:
