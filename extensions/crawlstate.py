@@ -130,6 +130,7 @@ class CrawlStateExtension:
     # -- open -----------------------------------------------------------------------------------
 
     async def spider_opened(self, spider: Any) -> None:
+        """Bind the run to the store's writer and load the crawl state (module docstring)."""
         state = self.state
         # Extensions cannot reach each other while Scrapy builds them: found here, once.
         self.store = self.crawler.get_extension(StoreExtension)

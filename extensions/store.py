@@ -156,6 +156,11 @@ class StoreExtension(Durable):
         await wait_for(self._opening)
 
     async def spider_opened(self, spider: Any) -> None:
+        """Open the store (see :meth:`open`) and start the writer's flush timer.
+
+        Raises:
+            CloseSpider: ``store_unavailable`` — the store cannot be opened (logged).
+        """
         try:
             await self.open(spider.name)
         except Exception as exc:  # noqa: BLE001 - any cause: no store, no crawl
@@ -213,6 +218,8 @@ class StoreExtension(Durable):
     # -- close ----------------------------------------------------------------------------------
 
     async def spider_closed(self, spider: Any, reason: str = "") -> None:
+        """Write the last pages, run the close steps, log the summary, close the store and
+        release the embedded server (see the module docstring)."""
         if self._closed:
             return
         self._closed = True

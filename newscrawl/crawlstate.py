@@ -249,12 +249,15 @@ class RunState:
     # -- pages ----------------------------------------------------------------------------------
 
     def get(self, fp: str) -> dict[str, Any] | None:
+        """The record of page fingerprint ``fp``, or None."""
         return self.records.get(fp)
 
     def is_known(self, fp: str) -> bool:
+        """True when ``fp`` has a record (visited or to visit)."""
         return fp in self.records
 
     def is_due(self, fp: str) -> bool:
+        """True when ``fp`` is unknown or due at the run clock's now."""
         rec = self.records.get(fp)
         return rec is None or is_due(rec, self.now())
 
@@ -348,11 +351,13 @@ class RunState:
         return new, old
 
     def mark_stored(self, fps: Iterable[str]) -> None:
+        """Record that the store holds the records ``fps`` (later writes replace them)."""
         self.stored.update(fps)
 
     # -- hosts ----------------------------------------------------------------------------------
 
     def host_policy(self, host: str) -> HostPolicy:
+        """The learned change-detection policy of ``host`` (a fresh one when unknown)."""
         return self.hosts.get(host) or HostPolicy()
 
     def learn(self, host: str, event: str) -> tuple[HostPolicy, HostPolicy]:
@@ -364,6 +369,8 @@ class RunState:
         return before, after
 
     def drain_hosts(self) -> list[dict[str, Any]]:
+        """Take the changed host policies as store documents (``_id`` = host, ``updated`` on
+        the run clock)."""
         docs = [{"_id": h, **self.hosts[h].to_dict(), "updated": _to_dt(self.now())}
                 for h in sorted(self.hosts_dirty) if h in self.hosts]
         self.hosts_dirty.clear()
@@ -381,6 +388,7 @@ class RunState:
         return cast("list[dict[str, Any]]", list(due_order(pick, now)))
 
     def expected_yield(self, record: Mapping[str, Any]) -> float:
+        """New articles a visit of channel page ``record`` is expected to show now."""
         return channel_yield(record, self.now(), self.cfg)
 
     # -- budget ---------------------------------------------------------------------------------
