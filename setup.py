@@ -17,6 +17,7 @@ setup(
     description="Incremental news crawler on Scrapy: link classification, NewsPageRank, MongoDB",
     python_requires=">=3.11",
     packages=find_packages(include=[*TOP_LEVEL, "newscrawl.*"]),
+    package_data={"newscrawl": ["py.typed"]},  # PEP 561: the package ships its type hints
     entry_points={
         "scrapy": ["settings = newscrawl.settings"],
         "console_scripts": ["newscrawl = newscrawl.cli:main"],  # newscrawl schedule|report
