@@ -1,7 +1,8 @@
 """Packaging for scrapyd eggs and ``pip install -e .``.
 
-Packages are listed explicitly (tests are not shipped) and the ``scrapy`` entry point names the
-settings module, as scrapyd expects.
+Packages are listed explicitly (tests and benchmarks are not shipped; a test checks that every
+package of the tree is listed) and the ``scrapy`` entry point names the settings module, as
+scrapyd expects.
 """
 
 from setuptools import setup
@@ -12,8 +13,8 @@ setup(
     description="Incremental news crawler on Scrapy: link classification, NewsPageRank, MongoDB",
     python_requires=">=3.11",
     packages=["newscrawl", "newscrawl.algorithms", "newscrawl.distributed", "newscrawl.embedded",
-              "spiders", "middlewares", "pipelines"],
-    package_data={"newscrawl": ["py.typed"]},
+              "newscrawl.store", "extensions", "spiders", "middlewares", "pipelines"],
+    package_data={"newscrawl": ["py.typed"]},  # PEP 561: the package ships its type hints
     entry_points={
         "scrapy": ["settings = newscrawl.settings"],
         "console_scripts": ["newscrawl = newscrawl.cli:main"],  # newscrawl schedule|report

@@ -14,8 +14,8 @@ re-checks of known articles only once discovery is done). For that order to hold
 middleware must come first in the chain (e.g. priority 10, before OffsiteMiddleware and
 RobotsTxtMiddleware, whose waits for robots.txt would reorder requests): the engine calls it in
 the order it takes requests from the scheduler. (A request robots.txt then forbids has used its
-unit.) The budget lives in the run's :class:`newscrawl.crawlstate.RunState`; without one
-(incremental crawling off) the setting is still honoured through a local counter.
+unit.) The budget and its one counter live in the run's :class:`newscrawl.crawlstate.RunState`
+(:class:`extensions.crawlstate.CrawlStateExtension`; ``-a budget=`` over ``NEWSCRAWL_BUDGET``).
 
 Stats: ``newscrawl/budget/spent`` (requests let through while a budget is set),
 ``newscrawl/budget/refused`` (requests refused).
@@ -27,64 +27,36 @@ import logging
 from typing import Any
 
 from scrapy import Request
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from newscrawl import defaults
+from extensions.crawlstate import CrawlStateExtension
+from newscrawl import meta
+from newscrawl.crawlstate import RunState
 
 logger = logging.getLogger(__name__)
-
-
-def budget_of(value: Any) -> int | None:
-    """A budget argument as a request count: None for unlimited (0, empty, None).
-
-    Raises:
-        ValueError: not a whole number >= 0.
-    """
-    if value is None or value == "":
-        return None
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"budget must be a whole number of requests, got {value!r}") from None
-    if number < 0:
-        raise ValueError(f"budget must be >= 0, got {number}")
-    return number or None
 
 
 class BudgetMiddleware:
     """Refuse requests beyond the run's request budget (see the module docstring)."""
 
-    def __init__(self, crawler: Any, stats: Any, *, budget: int | None) -> None:
-        self.crawler = crawler
+    def __init__(self, state: RunState, stats: Any) -> None:
+        self.state = state
         self.stats = stats
-        self.budget = budget
-        self.spent = 0
         self._warned = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> BudgetMiddleware:
-        budget = budget_of(crawler.settings.get("NEWSCRAWL_BUDGET", defaults.NEWSCRAWL_BUDGET))
-        spider_budget = getattr(getattr(crawler, "spider", None), "budget", None)
-        if spider_budget not in (None, ""):
-            budget = budget_of(spider_budget)
-        # The run's crawl state (which holds the budget of incremental runs) is created later,
-        # by the pipeline; it is looked up per request.
-        return cls(crawler, crawler.stats, budget=budget)
+        run = crawler.get_extension(CrawlStateExtension)
+        if run is None:
+            raise NotConfigured("needs extensions.crawlstate.CrawlStateExtension in EXTENSIONS")
+        return cls(run.state, crawler.stats)
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        if request.meta.get("dont_obey_robotstxt") or request.meta.get("newscrawl_probe"):
+        if self.state.budget is None:
             return None
-        state = getattr(self.crawler, "newscrawl_revisit", None)
-        if state is not None:
-            if state.budget is None:
-                return None
-            allowed = state.spend()
-        else:
-            if self.budget is None:
-                return None
-            allowed = self.spent < self.budget
-            self.spent += allowed
-        if allowed:
+        if request.meta.get("dont_obey_robotstxt") or request.meta.get(meta.PROBE):
+            return None
+        if self.state.spend():
             self.stats.inc_value("newscrawl/budget/spent")
             return None
         self.stats.inc_value("newscrawl/budget/refused")

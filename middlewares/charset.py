@@ -32,7 +32,6 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, TextResponse
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
-from newscrawl import defaults
 from newscrawl.algorithms.charset import detect_encoding
 
 if TYPE_CHECKING:
@@ -61,10 +60,7 @@ class CharsetMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CharsetMiddleware:
-        enabled = crawler.settings.getbool(
-            "NEWSCRAWL_CHARSET_ENABLED", defaults.NEWSCRAWL_CHARSET_ENABLED
-        )
-        if not enabled:
+        if not crawler.settings.getbool("NEWSCRAWL_CHARSET_ENABLED"):
             raise NotConfigured("NEWSCRAWL_CHARSET_ENABLED is off")
         return cls(stats=crawler.stats)
 

@@ -2,14 +2,15 @@
 
 Seed 002 §3.1: "在请求爬行整个网页之前，先进行HEAD请求，以获得网页的元信息" — before fetching a
 known page, ask for its metadata and compare it with what was stored. For a request whose meta
-``newscrawl_revisit`` says the page is known (set by :mod:`middlewares.revisit` from the crawl
-state loaded at spider open; no database call here), depending on the host's learned policy
-(:class:`newscrawl.algorithms.changedetect.HostPolicy`, kept in the run's in-memory
-:class:`newscrawl.crawlstate.RunState`):
+:data:`newscrawl.meta.REVISIT` says the page is known (set by :mod:`middlewares.revisit` from the
+crawl state loaded at spider open; no database call here), depending on the host's learned
+policy (:class:`newscrawl.algorithms.changedetect.HostPolicy`, kept in the run's in-memory
+:class:`newscrawl.crawlstate.RunState`, handed over by
+:class:`extensions.crawlstate.CrawlStateExtension`):
 
 * ``head`` — a ``HEAD`` side request is sent first, the way Scrapy's ``RobotsTxtMiddleware``
-  sends robots.txt requests (``engine.download_async``, a meta flag ``newscrawl_probe`` so the
-  side request passes this middleware untouched, high priority). Validators unchanged
+  sends robots.txt requests (``engine.download_async``, a meta flag :data:`newscrawl.meta.PROBE`
+  so the side request passes this middleware untouched, high priority). Validators unchanged
   (:func:`~newscrawl.algorithms.changedetect.compare_validators`) → the GET is not sent
   (:class:`~scrapy.exceptions.IgnoreRequest`), the visit is recorded as unchanged. Changed or
   not comparable → the GET goes on, marked ``how = head``. A HEAD answer that shows the host's
@@ -55,8 +56,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from middlewares.revisit import request_context
-from newscrawl import defaults
+from extensions.crawlstate import CrawlStateExtension
+from newscrawl import meta
 from newscrawl.algorithms.changedetect import (
     CONDITIONAL,
     HEAD,
@@ -68,13 +69,12 @@ from newscrawl.algorithms.changedetect import (
 )
 from newscrawl.algorithms.revisit import HOW_CONDITIONAL, HOW_FINGERPRINT, HOW_HEAD
 from newscrawl.algorithms.urls import registered_domain
-from newscrawl.crawlstate import META_HEAD, META_HOW, META_KEY, RunState
+from newscrawl.crawlstate import RunState
+from newscrawl.meta import PageContext
 
 logger = logging.getLogger(__name__)
 
 _PREFIX = "newscrawl/headprobe"
-#: Meta flag of the HEAD side requests (they pass this middleware untouched).
-PROBE_FLAG = "newscrawl_probe"
 #: HEAD answers meaning the page itself is gone (no GET needed).
 GONE_STATUSES = frozenset({404, 410})
 
@@ -85,35 +85,37 @@ class HeadProbeMiddleware:
     #: Priority of the HEAD side requests (robots.txt requests use 1000).
     PROBE_PRIORITY = 1000
 
-    def __init__(self, crawler: Any, stats: Any) -> None:
-        self.crawler = crawler
+    def __init__(self, state: RunState, stats: Any, crawler: Any = None) -> None:
+        self.state = state
         self.stats = stats
+        #: sends the HEAD side requests (``crawler.engine.download_async``, as Scrapy's
+        #: RobotsTxtMiddleware does: the engine is built after its middlewares)
+        self.crawler = crawler
         self._waiters: dict[str, list[Deferred]] = {}  # host -> waiting on its first HEAD
         self._logged: set[tuple[str, str]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> HeadProbeMiddleware:
         s = crawler.settings
-        if not s.getbool("NEWSCRAWL_REVISIT_ENABLED", defaults.NEWSCRAWL_REVISIT_ENABLED):
+        if not s.getbool("NEWSCRAWL_REVISIT_ENABLED"):
             raise NotConfigured("NEWSCRAWL_REVISIT_ENABLED is off")
-        if not s.getbool("NEWSCRAWL_HEADPROBE_ENABLED", defaults.NEWSCRAWL_HEADPROBE_ENABLED):
+        if not s.getbool("NEWSCRAWL_HEADPROBE_ENABLED"):
             raise NotConfigured("NEWSCRAWL_HEADPROBE_ENABLED is off")
-        return cls(crawler, crawler.stats)
+        run = crawler.get_extension(CrawlStateExtension)
+        if run is None:
+            raise NotConfigured("needs extensions.crawlstate.CrawlStateExtension in EXTENSIONS")
+        return cls(run.state, crawler.stats, crawler)
 
     def _inc(self, key: str) -> None:
         self.stats.inc_value(f"{_PREFIX}/{key}")
 
-    @property
-    def state(self) -> RunState | None:
-        return getattr(self.crawler, "newscrawl_revisit", None)
-
     # -- requests ------------------------------------------------------------------------------
 
     async def process_request(self, request: Request, spider: Any = None) -> None:
-        rv = request.meta.get(META_KEY)
+        rv = request.meta.get(meta.REVISIT)
         state = self.state
-        if (state is None or not rv or not rv.get("known") or request.meta.get(PROBE_FLAG)
-                or request.method != "GET" or request.meta.get(META_HOW)):
+        if (not rv or not rv.get("known") or request.meta.get(meta.PROBE)
+                or request.method != "GET" or request.meta.get(meta.REVISIT_HOW)):
             return None
         stored = Validators.from_dict(rv.get("validators"))
         if not stored.any:
@@ -131,13 +133,13 @@ class HeadProbeMiddleware:
         if policy.mode == CONDITIONAL and stored.conditional:
             for name, value in conditional_headers(stored).items():
                 request.headers[name] = value
-            request.meta[META_HOW] = HOW_CONDITIONAL
+            request.meta[meta.REVISIT_HOW] = HOW_CONDITIONAL
             self._inc("conditional")
             return None
         return self._fingerprint(request)
 
     def _fingerprint(self, request: Request) -> None:
-        request.meta[META_HOW] = HOW_FINGERPRINT
+        request.meta[meta.REVISIT_HOW] = HOW_FINGERPRINT
         self._inc("fingerprint")
         return None
 
@@ -150,17 +152,17 @@ class HeadProbeMiddleware:
         """
         if first:
             self._waiters[host] = []
-        meta: dict[str, Any] = {PROBE_FLAG: True, "dont_redirect": True,
-                                "handle_httpstatus_all": True}
+        probe_meta: dict[str, Any] = {meta.PROBE: True, "dont_redirect": True,
+                                      "handle_httpstatus_all": True}
         if request.meta.get("download_slot"):
-            meta["download_slot"] = request.meta["download_slot"]
+            probe_meta["download_slot"] = request.meta["download_slot"]
         probe = Request(
             request.url,
             method="HEAD",
             headers={k: v for k, v in request.headers.items()
                      if k.lower() not in (b"cookie", b"if-none-match", b"if-modified-since")},
             priority=self.PROBE_PRIORITY,
-            meta=meta,
+            meta=probe_meta,
             callback=NO_CALLBACK,
             dont_filter=True,
         )
@@ -173,7 +175,7 @@ class HeadProbeMiddleware:
             except Exception as exc:  # noqa: BLE001 - a failed probe costs nothing but the GET
                 logger.debug("HEAD %s failed (%s); fetching it", request.url, exc)
                 self._inc("head_failed")
-                request.meta[META_HOW] = HOW_HEAD
+                request.meta[meta.REVISIT_HOW] = HOW_HEAD
                 return True
             fresh = Validators.from_headers(response.headers.get)
             problem = head_problem(response.status, fresh)
@@ -193,9 +195,9 @@ class HeadProbeMiddleware:
                     self._observe(request, state, status=response.status, how=HOW_HEAD,
                                   changed=False)
                     raise IgnoreRequest(f"HEAD {request.url}: unchanged")
-                request.meta[META_HEAD] = fresh.to_dict()
+                request.meta[meta.REVISIT_HEAD] = fresh.to_dict()
             self._inc("get_after_head")
-            request.meta[META_HOW] = HOW_HEAD
+            request.meta[meta.REVISIT_HOW] = HOW_HEAD
             return True
         finally:
             if first:
@@ -214,11 +216,11 @@ class HeadProbeMiddleware:
     # -- answers -------------------------------------------------------------------------------
 
     def process_response(self, request: Request, response: Any, spider: Any = None) -> Any:
-        rv = request.meta.get(META_KEY)
+        rv = request.meta.get(meta.REVISIT)
         state = self.state
-        if state is None or not rv or request.meta.get(PROBE_FLAG):
+        if not rv or request.meta.get(meta.PROBE):
             return response
-        if response.status == 304 and request.meta.get(META_HOW) == HOW_CONDITIONAL:
+        if response.status == 304 and request.meta.get(meta.REVISIT_HOW) == HOW_CONDITIONAL:
             host = urlparse_cached(request).hostname or ""
             self._inc("not_modified")
             self.stats.inc_value("newscrawl/revisit/unchanged/conditional")
@@ -229,10 +231,11 @@ class HeadProbeMiddleware:
             self._observe_failure(request, state, response.status)
         return response
 
-    def process_exception(self, request: Request, exception: BaseException, spider: Any = None) -> None:
-        rv = request.meta.get(META_KEY)
+    def process_exception(self, request: Request, exception: BaseException,
+                          spider: Any = None) -> None:
+        rv = request.meta.get(meta.REVISIT)
         state = self.state
-        if state is None or not rv or request.meta.get(PROBE_FLAG) or isinstance(exception, IgnoreRequest):
+        if not rv or request.meta.get(meta.PROBE) or isinstance(exception, IgnoreRequest):
             return None
         self._observe_failure(request, state, 0)
         return None
@@ -241,16 +244,17 @@ class HeadProbeMiddleware:
 
     def _observe(self, request: Request, state: RunState, *, status: int, how: str,
                  changed: bool | None) -> None:
-        rv = request.meta[META_KEY]
+        rv = request.meta[meta.REVISIT]
         host = urlparse_cached(request).hostname or ""
-        role = request.meta.get("newscrawl_role") or rv.get("role") or "content"
+        role = request.meta.get(meta.ROLE) or rv.get("role") or "content"
         state.observe(rv["fp"], rv.get("url") or request.url, role=role, status=status, how=how,
                       changed=changed, host=host, site=registered_domain(host),
-                      request=request_context(request.meta))
+                      request=PageContext.from_meta(request.meta).to_record())
 
     def _observe_failure(self, request: Request, state: RunState, status: int) -> None:
         self.stats.inc_value("newscrawl/revisit/failed")
-        known = bool(request.meta[META_KEY].get("known"))
+        known = bool(request.meta[meta.REVISIT].get("known"))
         self._observe(request, state, status=status,
-                      how=request.meta.get(META_HOW) or (HOW_FINGERPRINT if known else "first"),
+                      how=request.meta.get(meta.REVISIT_HOW)
+                      or (HOW_FINGERPRINT if known else "first"),
                       changed=None)

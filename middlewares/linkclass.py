@@ -11,28 +11,33 @@ classifies them against the page as StartURL (:mod:`newscrawl.algorithms.linkcla
 - frames (same registered domain) → ``spider.parse_node`` at the same depth, nested at most
   ``NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH`` frames deep.
 
-Request meta it sets: ``newscrawl_entry_url``, ``newscrawl_start_url``, ``newscrawl_depth``,
-``newscrawl_link_class``, ``newscrawl_role``, ``newscrawl_features``, ``newscrawl_referer``,
-``newscrawl_parent_weight``. Stats: ``newscrawl/linkclass/<class>`` and
-``newscrawl/linkclass/<class>/<site>`` (distinct links per page, the numbers the store's links
-collection holds), ``newscrawl/linkclass/role/<role>``, ``newscrawl/linkclass/skipped/<why>``.
+Request meta it sets: the child's :class:`newscrawl.meta.PageContext` (entry URL, start URL =
+this page, depth, link class, features, parent weight = this page's weight, expected weight,
+referer) and its role (:mod:`newscrawl.meta`). Links and items are keyed by the crawler's page
+fingerprint (:mod:`newscrawl.fingerprint`). Stats: ``newscrawl/linkclass/<class>`` and
+``newscrawl/linkclass/<class>/<site>`` (distinct linked pages per page — one page under two
+names, ``www.`` or an alias, is one link — the numbers the store's links collection holds),
+``newscrawl/linkclass/role/<role>``, ``newscrawl/linkclass/skipped/<why>``.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import scrapy
 from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
 
-from newscrawl import defaults
+from newscrawl import defaults, meta
 from newscrawl.algorithms.frontier import request_priority
 from newscrawl.algorithms.linkclass import CONTENT, NODE, LinkClass, classify_page
 from newscrawl.algorithms.linkextract import ExtractionStats, extract_links
 from newscrawl.algorithms.newsrank import link_score, validate_weights
-from newscrawl.algorithms.urls import registered_domain, url_fingerprint, host_of
+from newscrawl.algorithms.urls import host_of, registered_domain
+from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.items import NodeItem
+from newscrawl.meta import PageContext
 
 logger = logging.getLogger(__name__)
 
@@ -42,15 +47,18 @@ _PREFIX = "newscrawl/linkclass"
 class LinkClassificationMiddleware:
     """Thin adapter from Scrapy to :func:`newscrawl.algorithms.linkclass.classify_page`."""
 
-    def __init__(self, stats, *, min_group: int = defaults.NEWSCRAWL_LINKCLASS_MIN_GROUP,
+    def __init__(self, stats: Any, *, page_fp: PageFingerprint,
+                 min_group: int = defaults.NEWSCRAWL_LINKCLASS_MIN_GROUP,
                  dominant_ratio: float = defaults.NEWSCRAWL_LINKCLASS_DOMINANT_RATIO,
                  follow_crosswise: bool = defaults.NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE,
                  crosswise_content: bool = defaults.NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT,
                  use_shape: bool = defaults.NEWSCRAWL_LINKCLASS_USE_SHAPE,
                  max_links: int = defaults.NEWSCRAWL_LINKCLASS_MAX_LINKS,
                  max_frame_depth: int = defaults.NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH,
-                 weights: dict | None = None, floor: float = defaults.NEWSCRAWL_NEWSRANK_FLOOR):
+                 weights: dict | None = None, floor: float = defaults.NEWSCRAWL_NEWSRANK_FLOOR,
+                 crawler: Any = None) -> None:
         self.stats = stats
+        self.page_fp = page_fp
         self.min_group = min_group
         self.dominant_ratio = dominant_ratio
         self.follow_crosswise = follow_crosswise
@@ -58,34 +66,32 @@ class LinkClassificationMiddleware:
         self.use_shape = use_shape
         self.max_links = max_links
         self.max_frame_depth = max_frame_depth
-        self.weights = validate_weights(weights or defaults.NEWSCRAWL_NEWSRANK_WEIGHTS)
+        self.weights = validate_weights(
+            defaults.NEWSCRAWL_NEWSRANK_WEIGHTS if weights is None else weights)
         self.floor = floor
         self._classified: set[str] = set()
-        self.crawler = None
+        #: gives the spider when Scrapy calls without one (its callbacks are the targets)
+        self.crawler = crawler
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Any) -> LinkClassificationMiddleware:
         s = crawler.settings
-        if not s.getbool("NEWSCRAWL_LINKCLASS_ENABLED", defaults.NEWSCRAWL_LINKCLASS_ENABLED):
+        if not s.getbool("NEWSCRAWL_LINKCLASS_ENABLED"):
             raise NotConfigured("NEWSCRAWL_LINKCLASS_ENABLED is off")
-        middleware = cls(
+        return cls(
             crawler.stats,
-            min_group=s.getint("NEWSCRAWL_LINKCLASS_MIN_GROUP", defaults.NEWSCRAWL_LINKCLASS_MIN_GROUP),
-            dominant_ratio=s.getfloat("NEWSCRAWL_LINKCLASS_DOMINANT_RATIO",
-                                      defaults.NEWSCRAWL_LINKCLASS_DOMINANT_RATIO),
-            follow_crosswise=s.getbool("NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE",
-                                       defaults.NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE),
-            crosswise_content=s.getbool("NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT",
-                                        defaults.NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT),
-            use_shape=s.getbool("NEWSCRAWL_LINKCLASS_USE_SHAPE", defaults.NEWSCRAWL_LINKCLASS_USE_SHAPE),
-            max_links=s.getint("NEWSCRAWL_LINKCLASS_MAX_LINKS", defaults.NEWSCRAWL_LINKCLASS_MAX_LINKS),
-            max_frame_depth=s.getint("NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH",
-                                     defaults.NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH),
-            weights=s.getdict("NEWSCRAWL_NEWSRANK_WEIGHTS", defaults.NEWSCRAWL_NEWSRANK_WEIGHTS),
-            floor=s.getfloat("NEWSCRAWL_NEWSRANK_FLOOR", defaults.NEWSCRAWL_NEWSRANK_FLOOR),
+            page_fp=page_fingerprint(crawler),
+            min_group=s.getint("NEWSCRAWL_LINKCLASS_MIN_GROUP"),
+            dominant_ratio=s.getfloat("NEWSCRAWL_LINKCLASS_DOMINANT_RATIO"),
+            follow_crosswise=s.getbool("NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE"),
+            crosswise_content=s.getbool("NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT"),
+            use_shape=s.getbool("NEWSCRAWL_LINKCLASS_USE_SHAPE"),
+            max_links=s.getint("NEWSCRAWL_LINKCLASS_MAX_LINKS"),
+            max_frame_depth=s.getint("NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH"),
+            weights=s.getdict("NEWSCRAWL_NEWSRANK_WEIGHTS"),
+            floor=s.getfloat("NEWSCRAWL_NEWSRANK_FLOOR"),
+            crawler=crawler,
         )
-        middleware.crawler = crawler
-        return middleware
 
     # Scrapy calls the async variant for async callbacks and the sync one otherwise.
     def process_spider_output(self, response, result, spider=None):
@@ -111,7 +117,7 @@ class LinkClassificationMiddleware:
             self._inc("skipped/not_text")
             yield item
             return
-        fp = item.get("fp") or url_fingerprint(response.url)
+        fp = item.get("fp") or self.page_fp(response.url)
         if fp in self._classified:
             # The same page reached twice (redirects): its links are counted once.
             self._inc("skipped/duplicate_page")
@@ -135,18 +141,22 @@ class LinkClassificationMiddleware:
                              crosswise_content=self.crosswise_content,
                              follow_crosswise=self.follow_crosswise)
         site = item.get("site") or registered_domain(host_of(response.url))
-        for cls_name, count in page.counts.items():
-            self._inc(cls_name, count)
-            self._inc(f"{cls_name}/{site}", count)
+        counts: dict[str, int] = {}
         role_counts: dict[str, int] = {}
         edges = []
+        targets: set[str] = set()
         for link in page.links:
+            target_fp = self.page_fp(link.url)
+            if target_fp in targets:  # one page under two names (www., an alias): one link
+                continue
+            targets.add(target_fp)
+            counts[link.link_class.value] = counts.get(link.link_class.value, 0) + 1
             role_counts[link.role] = role_counts.get(link.role, 0) + 1
             edges.append({
                 "source_url": response.url,
                 "source_fp": fp,
                 "target_url": link.url,
-                "target_fp": url_fingerprint(link.url),
+                "target_fp": target_fp,
                 "link_class": link.link_class.value,
                 "role": link.role,
                 "tag": link.tag,
@@ -154,9 +164,12 @@ class LinkClassificationMiddleware:
                 "anchor_text": link.text,
                 "site": site,
             })
+        for cls_name, count in counts.items():
+            self._inc(cls_name, count)
+            self._inc(f"{cls_name}/{site}", count)
         for role, count in role_counts.items():
             self._inc(f"role/{role}", count)
-        item["link_counts"] = page.counts
+        item["link_counts"] = counts
         item["role_counts"] = role_counts
         item["links"] = edges
         yield item
@@ -165,28 +178,23 @@ class LinkClassificationMiddleware:
     def _requests(self, response, item, page, spider):
         if spider is None and self.crawler is not None:
             spider = self.crawler.spider
-        meta = response.meta
-        depth = int(meta.get("newscrawl_depth", 0))
-        max_depth = getattr(spider, "max_depth", defaults.NEWSCRAWL_DEPTH)
-        strategy = getattr(spider, "strategy", defaults.NEWSCRAWL_STRATEGY)
-        entry_url = meta.get("newscrawl_entry_url", response.url)
-        frame_depth = int(meta.get("newscrawl_frame_depth", 0))
-        page_weight = float(meta.get("newscrawl_weight", 1.0)) if item.get("role") != "entry" else 1.0
-        base_meta = {
-            "newscrawl_entry_url": entry_url,
-            "newscrawl_start_url": response.url,
-            "newscrawl_referer": response.url,
-            "newscrawl_parent_weight": page_weight,
-        }
+        ctx = PageContext.from_meta(response.meta)
+        depth = ctx.depth
+        max_depth = spider.max_depth
+        strategy = spider.strategy
+        entry_url = ctx.entry_url or response.url
+        frame_depth = int(response.meta.get(meta.FRAME_DEPTH, 0))
+        page_weight = 1.0 if item.get("role") == "entry" or ctx.weight is None else ctx.weight
 
         def request(url, callback, *, link_class, role, features, link_depth):
             weight = link_score(features, self.weights, floor=self.floor) * page_weight
+            child = PageContext(entry_url=entry_url, start_url=response.url, depth=link_depth,
+                                link_class=link_class, features=features,
+                                parent_weight=page_weight, weight=weight, referer=response.url)
             return scrapy.Request(
                 url, callback=callback,
                 priority=request_priority(strategy, depth=link_depth, weight=weight, url=url),
-                meta={**base_meta, "newscrawl_depth": link_depth, "newscrawl_link_class": link_class,
-                      "newscrawl_role": role, "newscrawl_features": features,
-                      "newscrawl_weight": weight})
+                meta={**child.to_meta(), meta.ROLE: role})
 
         for link in page.links:
             if link.role == CONTENT:
@@ -198,7 +206,7 @@ class LinkClassificationMiddleware:
                 if frame_depth < self.max_frame_depth and depth <= max_depth:
                     frame = request(link.url, spider.parse_node, link_class="frame", role="frame",
                                     features=link.features, link_depth=depth)
-                    frame.meta["newscrawl_frame_depth"] = frame_depth + 1
+                    frame.meta[meta.FRAME_DEPTH] = frame_depth + 1
                     yield frame
             elif link.role == NODE and depth + 1 <= max_depth:
                 yield request(link.url, spider.parse_node, link_class=link.link_class.value,

@@ -1,21 +1,27 @@
-"""The crawl state of one run, in memory: known pages, learned hosts, what this run observed.
+"""The state of one run, in memory: its clock, its budget, known pages, learned hosts.
 
-:class:`RunState` is shared by the incremental components of one crawl (no database access,
-no Scrapy import): :class:`pipelines.crawlstate.CrawlStatePipeline` fills it at spider open
-from the store (in a thread) and writes back what changed (in a thread);
-:class:`middlewares.revisit.RevisitSpiderMiddleware`, :class:`middlewares.headprobe.
-HeadProbeMiddleware` and :class:`middlewares.budget.BudgetMiddleware` read and update it on the
-reactor thread, never blocking. The per-page state a downloader middleware needs travels in
-request meta (``newscrawl_revisit``, see :meth:`RunState.revisit_meta`).
+:class:`RunState` is owned by the crawl-state extension (:mod:`extensions.crawlstate`), which
+fills it at spider open from the store and writes back what changed, both through the store's
+writer thread; the spider, the middlewares and the item pipelines receive it in
+``from_crawler`` and read and update it on the reactor thread, never blocking. Pure: no Scrapy,
+Twisted or database import. The per-page state a downloader middleware needs travels in request
+meta (:data:`newscrawl.meta.REVISIT`, see :meth:`RunState.revisit_meta`).
 
 Records are the dicts of :mod:`newscrawl.algorithms.revisitplan` (times as epoch seconds);
 :func:`to_doc` / :func:`from_doc` convert them to and from the store's documents (``_id`` =
 ``fp``, times as UTC datetimes, so analysts can query ``db.pages.find({due: {$lte: new
-Date()}})``).
+Date()}})``). A record holds one weight, the page's NewsPageRank weight (field ``weight``); its
+``request`` context (:meth:`newscrawl.meta.PageContext.to_record`) holds none.
 
-The run clock: ``now`` is the wall clock, or, with ``-a now=2022-01-29T05:11:00Z`` (setting
-``NEWSCRAWL_REVISIT_NOW``), that instant plus the seconds elapsed since the run started, so a
-test or a replay of captures taken at known times runs "at" those times.
+The run clock (:class:`RunClock`) is the one clock of a run: every time a run records — a
+record's visits, an item's ``fetched_at``, a document's ``first_seen``/``last_seen``, an
+archived version, an eviction — is read from it. It is the wall clock, or, with
+``-a now=2022-01-29T05:11:00Z`` (setting ``NEWSCRAWL_REVISIT_NOW``), that instant plus the
+seconds elapsed since the run started, so a test or a replay of captures taken at known times
+runs "at" those times.
+
+The request budget (``-a budget=N``, ``NEWSCRAWL_BUDGET``) is counted here once
+(:meth:`RunState.spend`), by the budget middleware.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import os
 import secrets
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from newscrawl.algorithms.changedetect import HostPolicy, learn_host
 from newscrawl.algorithms.revisitplan import (
@@ -42,12 +48,8 @@ from newscrawl.algorithms.revisitplan import (
 UTC = dt.timezone.utc
 #: Record fields holding times (epoch seconds in memory, datetimes in the store).
 _TIME_FIELDS = ("first_seen", "last_visit", "due", "published", "last_changed")
-#: Request meta key carrying a page's state to the downloader middleware.
-META_KEY = "newscrawl_revisit"
-#: Request meta key: how the GET of a known page came about (head / conditional / fingerprint).
-META_HOW = "newscrawl_revisit_how"
-#: Request meta key: the HEAD validators seen just before a GET (consistency check).
-META_HEAD = "newscrawl_revisit_head"
+#: Update modes (seed 002 §2): ``inplace`` (即时更新) or ``shadow`` (备份式更新).
+UPDATE_MODES = ("inplace", "shadow")
 
 
 def parse_now(value: str | float | dt.datetime | None) -> float | None:
@@ -73,6 +75,56 @@ def parse_now(value: str | float | dt.datetime | None) -> float | None:
     except ValueError:
         raise ValueError(f"now must be ISO 8601 (2022-01-29T05:11:00Z) or epoch seconds, got {value!r}") from None
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+def parse_budget(value: Any) -> int | None:
+    """A budget argument (``-a budget=``, ``NEWSCRAWL_BUDGET``) as a request count: None for
+    unlimited (0, empty, None).
+
+    >>> parse_budget("7"), parse_budget("0"), parse_budget(None)
+    (7, None, None)
+
+    Raises:
+        ValueError: not a whole number >= 0.
+    """
+    if value is None or value == "":
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"budget must be a whole number of requests, got {value!r}") from None
+    if number < 0:
+        raise ValueError(f"budget must be >= 0, got {number}")
+    return number or None
+
+
+class RunClock:
+    """The one clock of a run (see the module docstring).
+
+    Args:
+        start: epoch seconds the run starts "at" (``-a now=``), or None for the wall clock.
+    """
+
+    def __init__(self, start: float | None = None) -> None:
+        self._start = start
+        self._t0 = time.monotonic()
+        #: epoch seconds when the run started (on this clock)
+        self.started = self.now()
+
+    @property
+    def fixed(self) -> bool:
+        """True when the run runs "at" a given time rather than on the wall clock."""
+        return self._start is not None
+
+    def now(self) -> float:
+        """The run's current time (epoch seconds, UTC)."""
+        if self._start is None:
+            return time.time()
+        return self._start + (time.monotonic() - self._t0)
+
+    def utcnow(self) -> dt.datetime:
+        """The run's current time as a timezone-aware UTC datetime."""
+        return dt.datetime.fromtimestamp(self.now(), UTC)
 
 
 def new_run_id(now: float) -> str:
@@ -105,9 +157,20 @@ def to_doc(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def from_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The inverse of :func:`to_doc` (``_id`` dropped, ``fp`` kept)."""
+    """The inverse of :func:`to_doc` (``_id`` dropped, ``fp`` kept).
+
+    Records written by older versions kept the in-link's weight in ``request.weight`` as well;
+    it becomes the record's ``weight`` when that is unset (one weight per record).
+    """
     rec = {k: v for k, v in doc.items() if k != "_id"}
     rec.setdefault("fp", doc.get("_id"))
+    request = rec.get("request")
+    if isinstance(request, dict) and "weight" in request:
+        request = dict(request)
+        legacy = request.pop("weight")
+        rec["request"] = request
+        if rec.get("weight") is None and isinstance(legacy, (int, float)):
+            rec["weight"] = float(legacy)
     for name in _TIME_FIELDS:
         if name in rec:
             rec[name] = _to_ts(rec[name])
@@ -116,22 +179,31 @@ def from_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class RunState:
-    """Known pages and hosts, and this run's changes to them (see the module docstring).
+    """The clock, the budget, known pages and hosts of a run, and its changes to them (see the
+    module docstring).
 
     Args:
         cfg: the revisit schedule's bounds.
-        now: the run clock's start (epoch seconds) or None for the wall clock.
+        now: the run clock's start (epoch seconds) or None for the wall clock; ignored when
+            ``clock`` is given.
+        clock: the run clock (default: ``RunClock(now)``).
         budget: requests this run may send (None: unlimited).
         strikes: evidence needed before a host's validators are distrusted.
-        run_id: id of this run (staging of the shadow update mode).
+        run_id: id of this run (staging of the shadow update mode); default from the clock.
+        mode: update mode, one of :data:`UPDATE_MODES`.
+
+    Raises:
+        ValueError: an unknown ``mode``.
     """
 
-    def __init__(self, cfg: RevisitConfig, *, now: float | None = None, budget: int | None = None,
-                 strikes: int = 2, run_id: str | None = None, mode: str = "inplace") -> None:
+    def __init__(self, cfg: RevisitConfig, *, now: float | None = None,
+                 clock: RunClock | None = None, budget: int | None = None, strikes: int = 2,
+                 run_id: str | None = None, mode: str = "inplace") -> None:
+        if mode not in UPDATE_MODES:
+            raise ValueError(f"NEWSCRAWL_UPDATE_MODE must be one of {UPDATE_MODES}, got {mode!r}")
         self.cfg = cfg
-        self._fixed_now = now
-        self._t0 = time.monotonic()
-        self.started = self.now()
+        self.clock = clock or RunClock(now)
+        self.started = self.clock.started
         self.budget = budget
         self.spent = 0
         self.strikes = strikes
@@ -147,15 +219,16 @@ class RunState:
         self.new_this_run: set[str] = set()  # fps first known in this run
         self.changed_articles: dict[str, str | None] = {}  # fp -> previous text fingerprint
         self.aliases: dict[str, str] = {}  # item fp (final URL) -> record fp (requested URL)
+        #: A channel page was stored in this run (the link graph, which only channel pages
+        #: feed, may have changed: PageRank is recomputed at the end).
+        self.links_changed = False
         self.loaded = False
 
     # -- clock ----------------------------------------------------------------------------------
 
     def now(self) -> float:
-        """The run clock (epoch seconds; see the module docstring)."""
-        if self._fixed_now is None:
-            return time.time()
-        return self._fixed_now + (time.monotonic() - self._t0)
+        """The run clock (epoch seconds; see :class:`RunClock`)."""
+        return self.clock.now()
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -176,12 +249,15 @@ class RunState:
     # -- pages ----------------------------------------------------------------------------------
 
     def get(self, fp: str) -> dict[str, Any] | None:
+        """The record of page fingerprint ``fp``, or None."""
         return self.records.get(fp)
 
     def is_known(self, fp: str) -> bool:
+        """True when ``fp`` has a record (visited or to visit)."""
         return fp in self.records
 
     def is_due(self, fp: str) -> bool:
+        """True when ``fp`` is unknown or due at the run clock's now."""
         rec = self.records.get(fp)
         return rec is None or is_due(rec, self.now())
 
@@ -201,12 +277,21 @@ class RunState:
         }
 
     def ensure(self, fp: str, url: str, *, role: str, host: str = "", site: str = "",
-               seed: bool = False, request: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The record of ``fp``, created as to-visit if unknown (marked dirty then)."""
+               seed: bool = False, request: Mapping[str, Any] | None = None,
+               weight: float | None = None) -> dict[str, Any]:
+        """The record of ``fp``, created as to-visit if unknown (marked dirty then).
+
+        Args:
+            request: the page context to store (:meth:`newscrawl.meta.PageContext.to_record`).
+            weight: the NewsPageRank weight the page is expected to get (a new record's
+                ``weight``; the item's weight replaces it once the page is fetched).
+        """
         rec = self.records.get(fp)
         if rec is None:
             rec = new_record(fp, url, now=self.now(), role=role, host=host, site=site, seed=seed,
                              request=request)
+            if weight is not None:
+                rec["weight"] = float(weight)
             self.records[fp] = rec
             self.new_this_run.add(fp)
             self.dirty.add(fp)
@@ -254,7 +339,8 @@ class RunState:
         visited yet stay dirty: they are about to change again, and writing them once, visited,
         saves a replace per page (an insert is ~5x cheaper on SecantusDB).
         """
-        new, old = [], []
+        new: list[dict[str, Any]] = []
+        old: list[dict[str, Any]] = []
         keep = set() if final else (self.scheduled - self.observed) & self.dirty
         for fp in sorted(self.dirty - keep):
             rec = self.records.get(fp)
@@ -265,11 +351,13 @@ class RunState:
         return new, old
 
     def mark_stored(self, fps: Iterable[str]) -> None:
+        """Record that the store holds the records ``fps`` (later writes replace them)."""
         self.stored.update(fps)
 
     # -- hosts ----------------------------------------------------------------------------------
 
     def host_policy(self, host: str) -> HostPolicy:
+        """The learned change-detection policy of ``host`` (a fresh one when unknown)."""
         return self.hosts.get(host) or HostPolicy()
 
     def learn(self, host: str, event: str) -> tuple[HostPolicy, HostPolicy]:
@@ -281,6 +369,8 @@ class RunState:
         return before, after
 
     def drain_hosts(self) -> list[dict[str, Any]]:
+        """Take the changed host policies as store documents (``_id`` = host, ``updated`` on
+        the run clock)."""
         docs = [{"_id": h, **self.hosts[h].to_dict(), "updated": _to_dt(self.now())}
                 for h in sorted(self.hosts_dirty) if h in self.hosts]
         self.hosts_dirty.clear()
@@ -295,9 +385,10 @@ class RunState:
         pick = [r for r in self.records.values()
                 if (r.get("role") in CHANNEL_ROLES) == channels and not r.get("seed")
                 and r["fp"] not in self.scheduled]
-        return list(due_order(pick, now))
+        return cast("list[dict[str, Any]]", list(due_order(pick, now)))
 
     def expected_yield(self, record: Mapping[str, Any]) -> float:
+        """New articles a visit of channel page ``record`` is expected to show now."""
         return channel_yield(record, self.now(), self.cfg)
 
     # -- budget ---------------------------------------------------------------------------------

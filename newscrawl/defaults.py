@@ -1,7 +1,10 @@
-"""Every newscrawl default, in one place, grouped by component; enable flag first.
+"""Every newscrawl default, in one place, grouped by component; enable flag first (data only).
 
-Scrapy components read these through ``settings.get*(name, defaults.NAME)``; the README's
-configuration table is written from this module. Units are given in each comment.
+:class:`newscrawl.addon.DefaultsAddon` registers every ``NEWSCRAWL_*`` name here at ``default``
+priority, and Scrapy components read them plainly (``settings.getint("NEWSCRAWL_DEPTH")``), the
+way Scrapy reads its own ``default_settings.py``. Constructors may use these values as defaults
+of their keyword arguments. The README's configuration table is written from this module.
+Units are given in each comment.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ NEWSCRAWL_NEWSRANK_WEIGHTS = {"image": 0.5, "font_size": 0.2, "bold": 0.1, "html
 #: page reached only through featureless node links keeps a small, still ordered weight.
 NEWSCRAWL_NEWSRANK_FLOOR = 0.05
 
-# --- MongoDB storage (pipeline) --------------------------------------------------------------
+# --- MongoDB storage (extensions/store.py, pipelines/mongo.py) --------------------------------
 NEWSCRAWL_MONGO_ENABLED = True
 #: ``mongodb://`` URI of a real server. Empty: the ``MONGO_URI`` / ``NEWSCRAWL_MONGO_URI``
 #: environment variables; when those are empty too, the embedded SecantusDB server.
@@ -124,7 +127,7 @@ NEWSCRAWL_REDIS_POLL_INTERVAL = 0.1
 #: more than its free slots, since each holds its host's lease until sent (requests).
 NEWSCRAWL_REDIS_POP_BATCH = 8
 
-# --- politeness across workers (middlewares/politeness.py; seed 001, Mercator) ---------------
+# --- politeness across workers (distributed politeness middleware; seed 001, Mercator) -------
 # One request in flight per host over all workers (the frontier's host lease); then a pause.
 #: Pause after a response = this multiple k of its response time (Mercator: 10); 0 turns it off.
 NEWSCRAWL_POLITENESS_FACTOR = 10.0
@@ -140,7 +143,8 @@ NEWSCRAWL_POLITENESS_RT_WINDOW = 5
 #: checks); empty: off.
 NEWSCRAWL_POLITENESS_LOG = ""
 
-# --- incremental re-crawl (crawl state, HEAD probes, budget, update modes; DESIGN §4-5) -------
+# --- the run and incremental re-crawls (extensions/crawlstate.py: clock, budget, crawl state,
+#     HEAD probes, update modes; DESIGN §4-5) ----------------------------------------------------
 #: Keep a crawl-state record per known URL (``pages`` collection) and re-crawl incrementally:
 #: seeds plus known pages that are due, HEAD/conditional checks, versions, PageRank.
 NEWSCRAWL_REVISIT_ENABLED = True
@@ -153,8 +157,9 @@ NEWSCRAWL_REVISIT_MISS_INTERVAL = 86400.0
 NEWSCRAWL_REVISIT_HISTORY = 50
 #: New articles expected from a visit of a channel page with no yield history yet (articles).
 NEWSCRAWL_REVISIT_CHANNEL_PRIOR = 1.0
-#: The run clock: empty = wall clock; ISO 8601 / epoch seconds = run "at" that time (plus the
-#: seconds elapsed), for tests and replays of dated captures. Spider argument ``-a now=``.
+#: The run clock, read for every time a run records (visits, ``fetched_at``, ``first_seen``,
+#: versions, evictions): empty = wall clock; ISO 8601 / epoch seconds = run "at" that time (plus
+#: the seconds elapsed), for tests and replays of dated captures. Spider argument ``-a now=``.
 NEWSCRAWL_REVISIT_NOW = ""
 #: Requests one run may send (HEAD probes included, robots.txt not); 0 = unlimited.
 #: Spider argument ``-a budget=N``.
@@ -190,7 +195,7 @@ NODES_COLLECTION = "nodes"
 LINKS_COLLECTION = "links"
 #: Per-site run state of ``newscrawl schedule`` (one document per site, ``_id`` = site).
 SCHEDULE_COLLECTION = "schedule"
-#: Crawl state, one record per known URL (``_id`` = URL fingerprint; newscrawl/crawlstate.py).
+#: Crawl state, one record per known URL (``_id`` = page fingerprint; newscrawl/crawlstate.py).
 PAGES_COLLECTION = "pages"
 #: Learned per-host change-detection policy (``_id`` = host name).
 HOSTS_COLLECTION = "hosts"

@@ -1,12 +1,16 @@
 """Scrapy request fingerprinter over newscrawl's 8-byte URL fingerprint (``REQUEST_FINGERPRINTER_CLASS``).
 
-One fingerprint function for every duplicate check: Scrapy's in-memory ``RFPDupeFilter``, the
-Redis duplicate URL eliminator of :mod:`newscrawl.distributed` and the HTTP cache all call
-:meth:`NewsRequestFingerprinter.fingerprint`, which is
-:func:`newscrawl.algorithms.fingerprint.url_fingerprint_bytes` (first 8 bytes of SHA-1 over the
-canonical URL with its host replaced by the canonical alias — Mercator's compact exact
-fingerprint, seed 001; domain aliases, seed 003). scrapy-redis's own dupefilter ignores
-``REQUEST_FINGERPRINTER_CLASS`` and hashes its own JSON; ours does not.
+One fingerprint for every check of "the same page": Scrapy's in-memory ``RFPDupeFilter``, the
+Redis duplicate URL eliminator of :mod:`newscrawl.distributed` and the HTTP cache call
+:meth:`NewsRequestFingerprinter.fingerprint`; the store, the crawl state, the link graph and the
+items key pages by :meth:`NewsRequestFingerprinter.page_fp`, the same 8 bytes as 16 hex digits.
+Both are :func:`newscrawl.algorithms.fingerprint.url_fingerprint_bytes` (first 8 bytes of SHA-1
+over the canonical URL with its host replaced by the canonical alias — Mercator's compact exact
+fingerprint, seed 001; domain aliases, seed 003), so ``http://www.example.com/a`` has one
+fingerprint in the duplicate filter and in the store. Components reach it as
+``crawler.request_fingerprinter.page_fp`` (built by Scrapy before every extension and
+middleware). scrapy-redis's own dupefilter ignores ``REQUEST_FINGERPRINTER_CLASS`` and hashes its
+own JSON; ours does not.
 
 Settings: ``NEWSCRAWL_HOST_ALIASES`` (dict alias host → canonical host) and
 ``NEWSCRAWL_ALIAS_FOLD_WWW`` (``www.example.com`` ≡ ``example.com``).
@@ -20,10 +24,15 @@ instead, so it is fetched once and a redirect loop between aliases still ends (i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
 from weakref import WeakKeyDictionary
 
 from newscrawl import defaults
 from newscrawl.algorithms.fingerprint import url_fingerprint_bytes
+
+#: A page fingerprint function: URL → 16 lower-case hex digits.
+PageFingerprint = Callable[[str], str]
 
 
 class NewsRequestFingerprinter:
@@ -34,26 +43,35 @@ class NewsRequestFingerprinter:
         fold_www: treat ``www.<host>`` as ``<host>``.
     """
 
-    def __init__(self, *, aliases: dict | None = None,
-                 fold_www: bool = defaults.NEWSCRAWL_ALIAS_FOLD_WWW):
+    def __init__(self, *, aliases: Mapping[str, str] | None = None,
+                 fold_www: bool = defaults.NEWSCRAWL_ALIAS_FOLD_WWW) -> None:
         self.aliases = {str(k).lower().rstrip("."): str(v) for k, v in (aliases or {}).items()}
         self.fold_www = fold_www
-        self._cache: WeakKeyDictionary = WeakKeyDictionary()
+        self._cache: WeakKeyDictionary[Any, bytes] = WeakKeyDictionary()
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Any) -> NewsRequestFingerprinter:
         settings = crawler.settings
-        return cls(aliases=settings.getdict("NEWSCRAWL_HOST_ALIASES",
-                                            defaults.NEWSCRAWL_HOST_ALIASES),
-                   fold_www=settings.getbool("NEWSCRAWL_ALIAS_FOLD_WWW",
-                                             defaults.NEWSCRAWL_ALIAS_FOLD_WWW))
+        return cls(aliases=settings.getdict("NEWSCRAWL_HOST_ALIASES"),
+                   fold_www=settings.getbool("NEWSCRAWL_ALIAS_FOLD_WWW"))
 
     def url_fingerprint(self, url: str, *, method: str = "GET", body: bytes = b"") -> bytes:
         """The 8-byte fingerprint of a request for ``url`` under this fingerprinter's aliases."""
         return url_fingerprint_bytes(url, method=method, body=body, aliases=self.aliases,
                                      fold_www=self.fold_www)
 
-    def fingerprint(self, request) -> bytes:
+    def page_fp(self, url: str) -> str:
+        """The fingerprint of the page at ``url``: the 8 bytes of a ``GET`` for it as 16
+        lower-case hex digits — the ``fp`` / ``_id`` of its documents and crawl-state record.
+        Never raises on a string.
+
+        >>> page_fp = NewsRequestFingerprinter().page_fp
+        >>> page_fp("http://www.example.com/a") == page_fp("http://example.com/a#top")
+        True
+        """
+        return self.url_fingerprint(url).hex()
+
+    def fingerprint(self, request: Any) -> bytes:
         """Return the request's 8-byte fingerprint (cached per request object)."""
         cached = self._cache.get(request)
         if cached is not None:
@@ -69,3 +87,17 @@ class NewsRequestFingerprinter:
                                        aliases=None, fold_www=False)
         self._cache[request] = fp
         return fp
+
+
+def page_fingerprint(crawler: Any) -> PageFingerprint:
+    """The page fingerprint function of a crawler (``crawler.request_fingerprinter.page_fp``).
+
+    Raises:
+        TypeError: ``REQUEST_FINGERPRINTER_CLASS`` is not a :class:`NewsRequestFingerprinter`
+            (the store and the duplicate filter would then disagree on what one page is).
+    """
+    fingerprinter = crawler.request_fingerprinter
+    if not isinstance(fingerprinter, NewsRequestFingerprinter):
+        raise TypeError("REQUEST_FINGERPRINTER_CLASS must be newscrawl.fingerprint."
+                        f"NewsRequestFingerprinter, got {type(fingerprinter).__name__}")
+    return fingerprinter.page_fp

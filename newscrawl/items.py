@@ -2,7 +2,9 @@
 
 Every fetched page yields one item: :class:`ArticleItem` for content pages (``kind="article"``)
 and :class:`NodeItem` for entry and channel pages (``kind="node"``). Field names are the MongoDB
-field names (see the README's schema); datetimes are timezone-aware UTC.
+field names (see the README's schema); datetimes are timezone-aware UTC, read from the run clock
+(:class:`newscrawl.crawlstate.RunClock`). The fields of the page context (entry_url ...
+parent_weight) come from :meth:`newscrawl.meta.PageContext.to_item`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import scrapy
 
 class _PageFields(scrapy.Item):
     url = scrapy.Field()  # str: the fetched URL (after redirects)
-    fp = scrapy.Field()  # str: 16 hex digits, URL fingerprint (newscrawl.algorithms.urls.url_fingerprint)
+    fp = scrapy.Field()  # str: 16 hex digits, the page fingerprint (newscrawl.fingerprint, page_fp)
     kind = scrapy.Field()  # "article" | "node"
     site = scrapy.Field()  # str: registered domain, e.g. "sina.com.cn"
     host = scrapy.Field()  # str: host name, e.g. "news.sina.com.cn"
@@ -29,7 +31,7 @@ class _PageFields(scrapy.Item):
     title = scrapy.Field()  # str | None
     status = scrapy.Field()  # int: HTTP status
     encoding = scrapy.Field()  # str: charset the page was decoded with
-    fetched_at = scrapy.Field()  # datetime (UTC)
+    fetched_at = scrapy.Field()  # datetime (UTC), on the run clock
 
 
 class ArticleItem(_PageFields):

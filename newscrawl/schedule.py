@@ -417,9 +417,8 @@ def main(argv: list[str] | None = None, prog: str = "newscrawl schedule") -> int
     args = build_parser(prog).parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")
-    from spiders.news import read_entry_urls  # the one parser of seeds files
-
     from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
+    from newscrawl.seeds import read_entry_urls  # the one parser of seeds files
     from newscrawl.store import NewsStore
 
     try:

@@ -1,10 +1,10 @@
 """Scrapy settings of the newscrawl project (``scrapy.cfg`` → ``newscrawl.settings``).
 
-Scrapy's own settings are set here; every ``NEWSCRAWL_*`` default lives in
-:mod:`newscrawl.defaults` and is imported below, so ``-s NEWSCRAWL_X=…`` overrides one value.
+Scrapy's own settings and newscrawl's components are set here. Every ``NEWSCRAWL_*`` default
+lives in :mod:`newscrawl.defaults` and is registered at ``default`` priority by
+:class:`newscrawl.addon.DefaultsAddon` (``ADDONS`` below), so ``-s NEWSCRAWL_X=…`` (or a value
+set here) overrides one value and components read settings plainly.
 """
-
-from newscrawl.defaults import *  # noqa: F401,F403  (every NEWSCRAWL_* default, one place)
 
 BOT_NAME = "newscrawl"
 SPIDER_MODULES = ["spiders"]
@@ -47,8 +47,16 @@ SPIDER_MIDDLEWARES = {
 }
 ITEM_PIPELINES = {
     "pipelines.newsrank.NewsRankPipeline": 300,
-    "pipelines.crawlstate.CrawlStatePipeline": 700,  # crawl state, versions, PageRank
+    # Before the storage pipeline: keeps the stored version of a changed article first.
+    "pipelines.crawlstate.CrawlStatePipeline": 700,
     "pipelines.mongo.MongoPipeline": 800,
+}
+# Run-wide objects, built before the engine and every middleware and pipeline (which reach them
+# with crawler.get_extension): the store, its writer thread and the embedded server's lease;
+# the run's state (clock, budget, known pages).
+EXTENSIONS = {
+    "extensions.store.StoreExtension": 100,
+    "extensions.crawlstate.CrawlStateExtension": 110,
 }
 
 FEED_EXPORT_ENCODING = "utf-8"
@@ -59,6 +67,10 @@ REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 # 8 bytes of SHA-1 over the canonical URL with host aliases folded (seeds 001, 003).
 REQUEST_FINGERPRINTER_CLASS = "newscrawl.fingerprint.NewsRequestFingerprinter"
 
-# Distributed crawling: REDIS_URL (setting or environment) or -s NEWSCRAWL_DISTRIBUTED=1 switches
-# to the scrapy-redis scheduler and the shared frontier (newscrawl/distributed/addon.py).
-ADDONS = {"newscrawl.distributed.addon.DistributedAddon": 0}
+ADDONS = {
+    # Every NEWSCRAWL_* default (newscrawl/defaults.py), registered first.
+    "newscrawl.addon.DefaultsAddon": 0,
+    # Distributed crawling: REDIS_URL (setting or environment) or -s NEWSCRAWL_DISTRIBUTED=1
+    # switches to the scrapy-redis scheduler and the shared frontier.
+    "newscrawl.distributed.addon.DistributedAddon": 10,
+}

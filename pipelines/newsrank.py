@@ -2,49 +2,74 @@
 
 Online, each item gets ``r0`` (its in-link's score) and ``weight = r0 × r(parent)`` (entry = 1),
 the best known so far for its page. Every node item's links and every item's own in-link are
-kept as edges of the run's link graph; when the spider closes, :meth:`final_weights` takes the
-maximum over all in-links by propagating over that graph, and the storage pipeline writes the
-weights that improved. Stats: ``newscrawl/newsrank/scored``, ``newscrawl/newsrank/edges``.
+kept as edges of the run's link graph. When the spider closes,
+:meth:`NewsRankPipeline.final_weights` takes the maximum over all in-links by propagating over
+that graph, and this pipeline — the one owner of final weights — puts the weights that improved
+into the pages' crawl-state records (so a record's weight stays its page's weight) and hands
+them to the store's writer, which writes them after the last page (in the ``shadow`` update
+mode: right after the run's merge). Stats:
+``newscrawl/newsrank/scored``, ``newscrawl/newsrank/edges``,
+``newscrawl/newsrank/improved_at_close``.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
-from newscrawl import defaults
+from extensions.crawlstate import CrawlStateExtension
+from extensions.store import StoreExtension
 from newscrawl.algorithms.newsrank import link_score, propagate, validate_weights
-from newscrawl.algorithms.urls import url_fingerprint
+from newscrawl.crawlstate import RunState
+from newscrawl.fingerprint import PageFingerprint, page_fingerprint
+from newscrawl.store.writer import BufferedWriter
 
 logger = logging.getLogger(__name__)
 
 
 class NewsRankPipeline:
-    """Score items and collect the link graph for the end-of-run propagation."""
+    """Score items and collect the link graph for the end-of-run propagation.
 
-    def __init__(self, stats, *, weights: dict, floor: float):
+    Args:
+        stats: the crawler's stats collector.
+        weights: the scoring matrix W_i of the four link features.
+        floor: the lowest r0 (0..1).
+        page_fp: the page fingerprint (for referers).
+        writer: the store's writer (final weights), or None without a store.
+        state: the run's crawl state (final weights into records), or None.
+
+    Raises:
+        ValueError: a bad matrix or floor.
+    """
+
+    def __init__(self, stats: Any, *, weights: dict, floor: float, page_fp: PageFingerprint,
+                 writer: BufferedWriter | None = None, state: RunState | None = None) -> None:
         self.stats = stats
         self.weights = validate_weights(weights)
         if not 0.0 <= floor <= 1.0:
             raise ValueError(f"NEWSCRAWL_NEWSRANK_FLOOR must lie in [0, 1], got {floor}")
         self.floor = floor
+        self.page_fp = page_fp
+        self.writer = writer
+        self.state = state
         self.edges: dict[tuple[str, str], float] = {}
         self.entries: set[str] = set()
         self.best: dict[str, float] = {}
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Any) -> NewsRankPipeline:
         s = crawler.settings
-        if not s.getbool("NEWSCRAWL_NEWSRANK_ENABLED", defaults.NEWSCRAWL_NEWSRANK_ENABLED):
+        if not s.getbool("NEWSCRAWL_NEWSRANK_ENABLED"):
             raise NotConfigured("NEWSCRAWL_NEWSRANK_ENABLED is off")
-        pipeline = cls(crawler.stats,
-                       weights=s.getdict("NEWSCRAWL_NEWSRANK_WEIGHTS", defaults.NEWSCRAWL_NEWSRANK_WEIGHTS),
-                       floor=s.getfloat("NEWSCRAWL_NEWSRANK_FLOOR", defaults.NEWSCRAWL_NEWSRANK_FLOOR))
-        # The storage pipeline asks for the final weights when the spider closes.
-        crawler.newscrawl_newsrank = pipeline
-        return pipeline
+        store = crawler.get_extension(StoreExtension)
+        run = crawler.get_extension(CrawlStateExtension)
+        return cls(crawler.stats, weights=s.getdict("NEWSCRAWL_NEWSRANK_WEIGHTS"),
+                   floor=s.getfloat("NEWSCRAWL_NEWSRANK_FLOOR"), page_fp=page_fingerprint(crawler),
+                   writer=store.writer if store is not None else None,
+                   state=run.state if run is not None and run.revisit else None)
 
     def _edge(self, source: str, target: str, r0: float) -> None:
         key = (source, target)
@@ -64,7 +89,7 @@ class NewsRankPipeline:
             weight = r0 * float(adapter.get("parent_weight") or 0.0)
             referer = adapter.get("referer")
             if referer:
-                self._edge(url_fingerprint(referer), fp, r0)
+                self._edge(self.page_fp(referer), fp, r0)
         weight = max(weight, self.best.get(fp, 0.0))
         self.best[fp] = weight
         adapter["r0"] = r0
@@ -88,3 +113,13 @@ class NewsRankPipeline:
         improved = {fp: w for fp, w in weights.items() if fp in self.best and w > self.best[fp] + 1e-12}
         self.stats.set_value("newscrawl/newsrank/improved_at_close", len(improved))
         return improved
+
+    def close_spider(self, spider: Any = None) -> None:
+        """Final weights into the crawl-state records and to the store's writer (written after
+        the last page)."""
+        weights = self.final_weights()
+        if self.state is not None:
+            for fp, weight in weights.items():
+                self.state.set_fields(self.state.aliases.get(fp, fp), weight=weight)
+        if self.writer is not None:
+            self.writer.update_weights(weights)

@@ -8,105 +8,61 @@ Usage::
 The spider only fetches and describes pages. Links are extracted and classified by
 :class:`middlewares.linkclass.LinkClassificationMiddleware`, which turns each :class:`NodeItem`'s
 links into requests back to :meth:`NewsSpider.parse_node` (node links) and
-:meth:`NewsSpider.parse_article` (content links).
+:meth:`NewsSpider.parse_article` (content links). Entry URLs are parsed by
+:mod:`newscrawl.seeds`; the requests of re-runs are built in :mod:`spiders.requests`.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
-from pathlib import Path
+from typing import Any
 
 import scrapy
+from scrapy import signals
+from scrapy.exceptions import CloseSpider
 from scrapy.http import TextResponse
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import threads
 
-from newscrawl import defaults
+from extensions.crawlstate import CrawlStateExtension
+from newscrawl import meta
 from newscrawl.algorithms.extraction import extract_article
 from newscrawl.algorithms.frontier import STRATEGIES
-from newscrawl.algorithms.urls import host_of, registered_domain, url_fingerprint
+from newscrawl.algorithms.urls import host_of, registered_domain
+from newscrawl.crawlstate import RunClock, RunState
+from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.items import ArticleItem, NodeItem
-from middlewares.revisit import due_channel_requests, seed_request
-from middlewares.revisit import state_of as revisit_state
+from newscrawl.meta import PageContext
+from newscrawl.seeds import read_entry_urls
+from spiders.requests import due_channel_requests, entry_request, seed_request
 
 logger = logging.getLogger(__name__)
 
 
-def _read_seeds_file(seeds: str) -> list[str]:
-    """The lines of a seeds file, decoded as UTF-8 (a byte-order mark is dropped).
+def parse_depth(value: Any) -> int:
+    """A depth argument or setting as a whole number >= 0.
 
     Raises:
-        ValueError: the file cannot be read, or is not UTF-8 (one line naming the path, the
-            byte offset and the line of the first undecodable byte).
+        ValueError: not a whole number >= 0.
     """
     try:
-        data = Path(seeds).read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read seeds file {seeds!r}: {exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ValueError(
-            f"seeds file {seeds!r} is not UTF-8 text: undecodable byte 0x{data[exc.start]:02x} "
-            f"at byte offset {exc.start} (line {line}); save it as UTF-8") from None
-    return text.splitlines()
+        depth = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"news: depth must be a whole number, got {value!r}") from None
+    if depth < 0:
+        raise ValueError(f"news: depth must be >= 0, got {depth}")
+    return depth
 
 
-def _entry_problem(url: str) -> tuple[str, str | None]:
-    """``(normalised URL, None)`` for a usable entry, or ``(url, why it is skipped)``."""
-    if any(ch.isspace() for ch in url):
-        return url, "a URL has no spaces"
-    if "://" not in url:
-        url = "http://" + url
-    scheme = url.split("://", 1)[0].lower()
-    if scheme not in ("http", "https"):
-        return url, "only http and https URLs are crawled"
-    if not host_of(url):
-        return url, "the URL has no host"
-    return url, None
-
-
-def read_entry_urls(start_urls: str | None = None, seeds: str | None = None,
-                    skipped: list[tuple[str, str]] | None = None) -> list[str]:
-    """Return the entry URLs given as ``-a start_urls=`` (comma-separated) and/or ``-a seeds=``.
-
-    The seeds file holds one URL per line (UTF-8); blank lines and ``#`` comments are skipped.
-    URLs without a scheme get ``http://``. Duplicates are dropped, order kept. A bad entry (a
-    space in it, not http(s), no host) is skipped with a warning and appended to ``skipped`` as
-    ``(entry, reason)`` when given.
+def parse_strategy(value: Any) -> str:
+    """A strategy argument or setting, one of ``STRATEGIES``.
 
     Raises:
-        ValueError: no valid URL remains, or a seeds file that cannot be read or is not UTF-8.
+        ValueError: another value.
     """
-    urls: list[str] = []
-    if start_urls:
-        urls += [u.strip() for u in start_urls.split(",") if u.strip()]
-    if seeds:
-        urls += [line.split("#", 1)[0].strip() for line in _read_seeds_file(seeds)]
-    bad: list[tuple[str, str]] = []
-    out: list[str] = []
-    for entry in urls:
-        if not entry:
-            continue
-        url, problem = _entry_problem(entry)
-        if problem:
-            logger.warning("Skipping entry %r: %s", entry, problem)
-            bad.append((entry, problem))
-            continue
-        if url not in out:
-            out.append(url)
-    if skipped is not None:
-        skipped.extend(bad)
-    if not out:
-        if bad:
-            first, why = bad[0]
-            raise ValueError(f"news: no valid entry URL ({len(bad)} skipped; first: {first!r}: "
-                             f"{why}); give http(s) URLs with -a start_urls=URL[,URL...] or "
-                             f"-a seeds=FILE")
-        raise ValueError("news: give entry URLs with -a start_urls=URL[,URL...] or -a seeds=FILE")
-    return out
+    if value not in STRATEGIES:
+        raise ValueError(f"news: strategy must be one of {STRATEGIES}, got {value!r}")
+    return str(value)
 
 
 class NewsSpider(scrapy.Spider):
@@ -114,89 +70,103 @@ class NewsSpider(scrapy.Spider):
 
     Spider arguments: ``start_urls`` (comma-separated), ``seeds`` (file), ``depth`` (node-link
     recursion depth, default ``NEWSCRAWL_DEPTH``), ``strategy`` (``bfs``/``dfs``/``best``,
-    default ``NEWSCRAWL_STRATEGY``).
+    default ``NEWSCRAWL_STRATEGY``); ``now`` and ``budget`` are read by
+    :class:`extensions.crawlstate.CrawlStateExtension`.
+
+    The spider reads its settings and takes the run's objects (the run clock, the page
+    fingerprint, the crawl state) at ``spider_opened`` (:meth:`open_run`): Scrapy creates the
+    spider before the add-ons register the ``NEWSCRAWL_*`` defaults and before the extensions.
     """
 
     name = "news"
 
     def __init__(self, start_urls: str | None = None, seeds: str | None = None,
-                 depth: str | int | None = None, strategy: str | None = None, **kwargs):
+                 depth: str | int | None = None, strategy: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         if isinstance(start_urls, (list, tuple)):
             start_urls = ",".join(start_urls)
         #: entries skipped as unusable, ``(entry, reason)`` (stat ``newscrawl/seeds/skipped``)
         self.skipped_entries: list[tuple[str, str]] = []
         self.entry_urls = read_entry_urls(start_urls, seeds, self.skipped_entries)
-        self._depth_arg = depth
-        self._strategy_arg = strategy
-        self.max_depth = defaults.NEWSCRAWL_DEPTH
-        self.strategy = defaults.NEWSCRAWL_STRATEGY
-        self.extract_max_bytes = defaults.NEWSCRAWL_EXTRACT_MAX_BYTES
-        self.extract_thread_bytes = defaults.NEWSCRAWL_EXTRACT_THREAD_BYTES
+        self._depth_arg = parse_depth(depth) if depth is not None else None
+        self._strategy_arg = parse_strategy(strategy) if strategy else None
+        # Set by open_run() from the settings and the run.
+        self.max_depth: int = self._depth_arg if self._depth_arg is not None else 0
+        self.strategy: str = self._strategy_arg or "bfs"
+        self.extract_max_bytes = 0
+        self.extract_thread_bytes = 0
+        self.clock = RunClock()
+        self.crawl_state: RunState | None = None
+        self._page_fp: PageFingerprint | None = None
 
     @classmethod
-    def from_crawler(cls, crawler, *args, **kwargs):
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> NewsSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        settings = crawler.settings
-        depth = spider._depth_arg if spider._depth_arg is not None else settings.getint(
-            "NEWSCRAWL_DEPTH", defaults.NEWSCRAWL_DEPTH)
-        try:
-            spider.max_depth = int(depth)
-        except (TypeError, ValueError):
-            raise ValueError(f"news: depth must be a whole number, got {depth!r}") from None
-        if spider.max_depth < 0:
-            raise ValueError(f"news: depth must be >= 0, got {spider.max_depth}")
-        strategy = spider._strategy_arg or settings.get("NEWSCRAWL_STRATEGY", defaults.NEWSCRAWL_STRATEGY)
-        if strategy not in STRATEGIES:
-            raise ValueError(f"news: strategy must be one of {STRATEGIES}, got {strategy!r}")
-        spider.strategy = strategy
-        spider.extract_max_bytes = settings.getint("NEWSCRAWL_EXTRACT_MAX_BYTES",
-                                                   defaults.NEWSCRAWL_EXTRACT_MAX_BYTES)
-        spider.extract_thread_bytes = settings.getint("NEWSCRAWL_EXTRACT_THREAD_BYTES",
-                                                      defaults.NEWSCRAWL_EXTRACT_THREAD_BYTES)
+        crawler.signals.connect(spider.open_run, signal=signals.spider_opened)
         return spider
 
-    async def start(self):
+    def open_run(self, spider: Any = None) -> None:
+        """Read the settings and take the run's clock, page fingerprint and crawl state
+        (``spider_opened``).
+
+        Raises:
+            CloseSpider: a bad ``NEWSCRAWL_DEPTH`` / ``NEWSCRAWL_STRATEGY`` (logged).
+        """
+        crawler = self.crawler
+        settings = crawler.settings
+        try:
+            self.max_depth = self._depth_arg if self._depth_arg is not None else parse_depth(
+                settings.get("NEWSCRAWL_DEPTH"))
+            self.strategy = self._strategy_arg or parse_strategy(settings.get("NEWSCRAWL_STRATEGY"))
+        except ValueError as exc:
+            logger.error("%s", exc)
+            raise CloseSpider("bad_settings") from exc
+        self.extract_max_bytes = settings.getint("NEWSCRAWL_EXTRACT_MAX_BYTES")
+        self.extract_thread_bytes = settings.getint("NEWSCRAWL_EXTRACT_THREAD_BYTES")
+        self._page_fp = page_fingerprint(crawler)
+        run = crawler.get_extension(CrawlStateExtension)
+        if run is not None:
+            self.clock = run.state.clock
+            self.crawl_state = run.state if run.revisit else None
+
+    def page_fp(self, url: str) -> str:
+        """The page fingerprint of ``url`` (the crawler's; see :mod:`newscrawl.fingerprint`).
+
+        Raises:
+            RuntimeError: the spider is not open yet (:meth:`open_run` not called).
+        """
+        if self._page_fp is None:
+            raise RuntimeError("the news spider is not open (spider_opened not sent)")
+        return self._page_fp(url)
+
+    async def start(self):  # type: ignore[override]
         if self.skipped_entries:  # here, not in from_crawler: the stats exist from now on
             self.crawler.stats.set_value("newscrawl/seeds/skipped", len(self.skipped_entries))
-        # Incremental re-runs (pipelines/crawlstate.py loads the crawl state before this runs):
-        # the seeds carry their stored state, then every known channel page that is due.
-        revisit = revisit_state(getattr(self, "crawler", None))
+        # Incremental re-runs (the crawl state is loaded before this runs): the seeds carry
+        # their stored state, then every known channel page that is due.
+        state = self.crawl_state
         for url in self.entry_urls:
-            request = scrapy.Request(url, callback=self.parse_node, priority=10_000_000, meta={
-                "newscrawl_entry_url": url,
-                "newscrawl_start_url": url,
-                "newscrawl_depth": 0,
-                "newscrawl_link_class": "entry",
-                "newscrawl_role": "entry",
-                "newscrawl_features": {},
-                "newscrawl_parent_weight": 1.0,
-            })
-            yield seed_request(revisit, request) if revisit is not None else request
-        if revisit is not None:
-            for request in due_channel_requests(revisit, self, self.crawler.stats):
+            request = entry_request(url, self.parse_node)
+            if state is not None:
+                request = seed_request(state, request, page_fp=self.page_fp)
+            yield request
+        if state is not None:
+            for request in due_channel_requests(state, self, self.crawler.stats):
                 yield request
 
     def _page_fields(self, response) -> dict:
-        meta = response.meta
         url = response.url
         host = host_of(url)
         return {
             "url": url,
-            "fp": url_fingerprint(url),
+            "fp": self.page_fp(url),
             "site": registered_domain(host),
             "host": host,
-            "entry_url": meta.get("newscrawl_entry_url"),
-            "start_url": meta.get("newscrawl_start_url"),
-            "link_class": meta.get("newscrawl_link_class"),
-            "role": meta.get("newscrawl_role"),
-            "depth": meta.get("newscrawl_depth", 0),
-            "referer": meta.get("newscrawl_referer"),
-            "features": meta.get("newscrawl_features") or {},
-            "parent_weight": meta.get("newscrawl_parent_weight", 1.0),
+            **PageContext.from_meta(response.meta).to_item(),
+            "role": response.meta.get(meta.ROLE),
             "status": response.status,
             "encoding": getattr(response, "encoding", None),
-            "fetched_at": datetime.now(timezone.utc),
+            "fetched_at": self.clock.utcnow(),
         }
 
     def _skip_non_html(self, response) -> bool:

@@ -1,21 +1,28 @@
-"""Shared fixtures: the ../shared corpus and the pywb replay proxy.
+"""Shared fixtures: the ../shared corpus, the pywb replay proxy, the store, component crawlers.
 
 Tests that need ``../shared`` skip with a message naming the missing path; the replay proxy is
 started from ``.venv-replay/bin/wayback`` (``make test`` installs it) or ``wayback`` on PATH.
+Scrapy components are built the way Scrapy's own tests build them: a crawler from
+:func:`component_crawler` (``scrapy.utils.test.get_crawler`` plus what the project settings
+would add) and ``Component.from_crawler(crawler)``; :func:`open_spider` sends ``spider_opened``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
 import subprocess
 import time
-from pathlib import Path
-
 import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
+from scrapy import signals
+from scrapy.exceptions import CloseSpider
+from scrapy.utils.test import get_crawler
 
 from newscrawl.embedded import EmbeddedMongo
 from newscrawl.store import NewsStore
@@ -111,3 +118,43 @@ def store(request):
     yield news
     news.client.drop_database(name)
     news.close()
+
+
+# --- component crawlers -------------------------------------------------------------------------
+
+#: Extensions of the project settings (newscrawl/settings.py), by name.
+EXTENSIONS = {"store": ("extensions.store.StoreExtension", 100),
+              "crawlstate": ("extensions.crawlstate.CrawlStateExtension", 110)}
+
+
+def component_crawler(settings: dict[str, Any] | None = None, *, spidercls: Any = None,
+                      extensions: tuple[str, ...] = ("crawlstate",)) -> Any:
+    """A crawler for component tests: ``get_crawler`` with the ``NEWSCRAWL_*`` defaults
+    (:class:`newscrawl.addon.DefaultsAddon`), the project's request fingerprinter and the named
+    extensions (``"crawlstate"``, ``"store"``); ``settings`` win. Stats are open."""
+    if spidercls is None:
+        from spiders.news import NewsSpider
+
+        spidercls = NewsSpider
+    base: dict[str, Any] = {
+        "ADDONS": {"newscrawl.addon.DefaultsAddon": 0},
+        "REQUEST_FINGERPRINTER_CLASS": "newscrawl.fingerprint.NewsRequestFingerprinter",
+        "EXTENSIONS": dict(EXTENSIONS[name] for name in extensions),
+    }
+    crawler = get_crawler(spidercls, {**base, **(settings or {})})
+    crawler.stats.open_spider()
+    return crawler
+
+
+def open_spider(crawler: Any, spider: Any) -> None:
+    """Make ``spider`` the crawler's spider and send ``spider_opened`` (handlers awaited);
+    raise what a handler raised."""
+    crawler.spider = spider
+
+    async def send() -> list[tuple[Any, Any]]:
+        return await crawler.signals.send_catch_log_async(signal=signals.spider_opened,
+                                                          spider=spider, dont_log=CloseSpider)
+
+    for _, result in asyncio.run(send()):
+        if isinstance(result, BaseException):
+            raise result

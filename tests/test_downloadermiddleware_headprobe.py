@@ -1,5 +1,5 @@
-"""HeadProbeMiddleware and BudgetMiddleware as Scrapy components; the HEAD side request is
-answered by a mocked ``engine.download_async`` (the habit of Scrapy's robots.txt tests)."""
+"""HeadProbeMiddleware as a Scrapy component; the HEAD side request is answered by a mocked
+``engine.download_async`` (the habit of Scrapy's robots.txt tests)."""
 
 from __future__ import annotations
 
@@ -8,32 +8,32 @@ from unittest.mock import AsyncMock, Mock
 import pytest
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
-from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
-from middlewares.budget import BudgetMiddleware, budget_of
-from middlewares.headprobe import PROBE_FLAG, HeadProbeMiddleware
-from newscrawl.algorithms.revisitplan import RevisitConfig
-from newscrawl.crawlstate import META_HEAD, META_HOW, META_KEY, RunState
-from spiders.news import NewsSpider
+from extensions.crawlstate import CrawlStateExtension
+from middlewares.headprobe import HeadProbeMiddleware
+from newscrawl import meta
+from tests.conftest import component_crawler
 
 URL = "https://news.example/politik/2024-10-01/artikel-1.html"
 LM = "Mon, 30 Sep 2024 08:00:00 GMT"
 STORED = {"etag": '"v1"', "last_modified": LM, "content_length": 500}
 
 
-def _crawler(settings=None, **state_kwargs):
-    crawler = get_crawler(NewsSpider, settings or {})
-    crawler.stats.open_spider()
-    crawler.newscrawl_revisit = RunState(RevisitConfig(), now=1_700_000_000.0, **state_kwargs)
+def _crawler(settings=None):
+    crawler = component_crawler({"NEWSCRAWL_REVISIT_NOW": 1_700_000_000.0, **(settings or {})})
     crawler.engine = Mock()
     return crawler
 
 
+def _state(crawler):
+    return crawler.get_extension(CrawlStateExtension).state
+
+
 def _request(validators=STORED, known=True):
-    return Request(URL, meta={"newscrawl_role": "content",
-                              META_KEY: {"fp": "f1", "url": URL, "known": known,
-                                         "validators": validators, "fingerprint": "x"}})
+    return Request(URL, meta={meta.ROLE: "content",
+                              meta.REVISIT: {"fp": "f1", "url": URL, "known": known,
+                                             "validators": validators, "fingerprint": "x"}})
 
 
 def _head_answer(status=200, **headers):
@@ -63,11 +63,11 @@ def test_unchanged_head_saves_the_get():
     with pytest.raises(IgnoreRequest):
         _run(mw.process_request(_request()))
     probe = crawler.engine.download_async.call_args.args[0]
-    assert probe.method == "HEAD" and probe.meta[PROBE_FLAG] and probe.dont_filter
+    assert probe.method == "HEAD" and probe.meta[meta.PROBE] and probe.dont_filter
     assert (_stat(crawler, "head"), _stat(crawler, "skipped")) == (1, 1)
-    record = crawler.newscrawl_revisit.get("f1")
+    record = _state(crawler).get("f1")
     assert record["history"][-1]["how"] == "head" and record["history"][-1]["changed"] is False
-    assert crawler.newscrawl_revisit.host_policy("news.example").learned
+    assert _state(crawler).host_policy("news.example").learned
 
 
 def test_changed_head_lets_the_get_go_marked():
@@ -77,7 +77,7 @@ def test_changed_head_lets_the_get_go_marked():
     mw = HeadProbeMiddleware.from_crawler(crawler)
     request = _request()
     assert _run(mw.process_request(request)) is None
-    assert request.meta[META_HOW] == "head" and request.meta[META_HEAD]["etag"] == '"v2"'
+    assert request.meta[meta.REVISIT_HOW] == "head" and request.meta[meta.REVISIT_HEAD]["etag"] == '"v2"'
     assert _stat(crawler, "get_after_head") == 1
 
 
@@ -92,12 +92,12 @@ def test_untrustworthy_head_switches_the_host_to_conditional_gets(answer, proble
     mw = HeadProbeMiddleware.from_crawler(crawler)
     request = _request()
     assert _run(mw.process_request(request)) is None
-    assert request.meta[META_HOW] == "conditional"
+    assert request.meta[meta.REVISIT_HOW] == "conditional"
     assert request.headers[b"If-None-Match"] == b'"v1"' and request.headers[b"If-Modified-Since"] == LM.encode()
     assert _stat(crawler, f"head_{problem}") == 1 and _stat(crawler, "host/conditional") == 1
     # the next page of the host goes straight to a conditional GET
     second = _request()
-    assert _run(mw.process_request(second)) is None and second.meta[META_HOW] == "conditional"
+    assert _run(mw.process_request(second)) is None and second.meta[meta.REVISIT_HOW] == "conditional"
     assert crawler.engine.download_async.call_count == 1
 
 
@@ -114,7 +114,7 @@ def test_one_probe_per_unknown_host_others_wait_for_its_answer(monkeypatch):
     assert crawler.engine.download_async.call_count == 1 and not d1.called and not d2.called
     pending.callback(_head_answer(405))
     assert d1.called and d2.called
-    assert first.meta[META_HOW] == second.meta[META_HOW] == "conditional"
+    assert first.meta[meta.REVISIT_HOW] == second.meta[meta.REVISIT_HOW] == "conditional"
     assert crawler.engine.download_async.call_count == 1
 
 
@@ -123,9 +123,9 @@ def test_pages_without_stored_validators_and_new_pages_skip_the_head():
     crawler.engine.download_async = AsyncMock()
     mw = HeadProbeMiddleware.from_crawler(crawler)
     request = _request(validators={"etag": None, "last_modified": None, "content_length": None})
-    assert _run(mw.process_request(request)) is None and request.meta[META_HOW] == "fingerprint"
+    assert _run(mw.process_request(request)) is None and request.meta[meta.REVISIT_HOW] == "fingerprint"
     new = _request(known=False)
-    assert _run(mw.process_request(new)) is None and META_HOW not in new.meta
+    assert _run(mw.process_request(new)) is None and meta.REVISIT_HOW not in new.meta
     assert crawler.engine.download_async.call_count == 0
 
 
@@ -135,17 +135,17 @@ def test_head_404_means_gone_no_get():
     mw = HeadProbeMiddleware.from_crawler(crawler)
     with pytest.raises(IgnoreRequest):
         _run(mw.process_request(_request()))
-    assert crawler.newscrawl_revisit.get("f1")["misses"] == 1 and _stat(crawler, "gone") == 1
+    assert _state(crawler).get("f1")["misses"] == 1 and _stat(crawler, "gone") == 1
 
 
 def test_304_is_unchanged_and_errors_are_misses():
     crawler = _crawler()
     mw = HeadProbeMiddleware.from_crawler(crawler)
     request = _request()
-    request.meta[META_HOW] = "conditional"
+    request.meta[meta.REVISIT_HOW] = "conditional"
     with pytest.raises(IgnoreRequest):
         mw.process_response(request, Response(URL, status=304))
-    state = crawler.newscrawl_revisit
+    state = _state(crawler)
     assert state.get("f1")["history"][-1]["status"] == 304 and _stat(crawler, "not_modified") == 1
     ok = HtmlResponse(URL, status=200, body=b"<html></html>")
     assert mw.process_response(_request(), ok) is ok
@@ -160,21 +160,5 @@ def test_disabled():
         HeadProbeMiddleware.from_crawler(_crawler({"NEWSCRAWL_HEADPROBE_ENABLED": False}))
     with pytest.raises(NotConfigured):
         HeadProbeMiddleware.from_crawler(_crawler({"NEWSCRAWL_REVISIT_ENABLED": False}))
-
-
-def test_budget_counts_requests_but_not_robots_txt_nor_head_probes():
-    crawler = _crawler(budget=2)
-    mw = BudgetMiddleware.from_crawler(crawler)
-    assert mw.process_request(Request("https://a.example/robots.txt", meta={"dont_obey_robotstxt": True})) is None
-    assert mw.process_request(Request("https://a.example/1", method="HEAD", meta={PROBE_FLAG: True})) is None
-    assert mw.process_request(Request("https://a.example/1")) is None
-    assert mw.process_request(Request("https://a.example/2")) is None
-    with pytest.raises(IgnoreRequest):
-        mw.process_request(Request("https://a.example/3"))
-    assert crawler.stats.get_value("newscrawl/budget/spent") == 2
-    assert crawler.stats.get_value("newscrawl/budget/refused") == 1
-    unlimited = _crawler()
-    assert BudgetMiddleware.from_crawler(unlimited).process_request(Request("https://a.example/")) is None
-    assert budget_of("0") is None and budget_of("7") == 7 and budget_of(None) is None
-    with pytest.raises(ValueError):
-        budget_of("-1")
+    with pytest.raises(NotConfigured, match="CrawlStateExtension"):
+        HeadProbeMiddleware.from_crawler(component_crawler(extensions=()))

@@ -16,7 +16,7 @@ import pytest
 
 from newscrawl.algorithms.linkclass import CONTENT, classify_page
 from newscrawl.algorithms.linkextract import extract_links
-from newscrawl.algorithms.urls import url_fingerprint
+from newscrawl.fingerprint import NewsRequestFingerprinter
 from tests.conftest import shared_path
 from tests.helpers import crawl, open_store, stats_of
 
@@ -32,14 +32,16 @@ RUN_AT = [dt.datetime(2022, 1, 29, 0, 43, tzinfo=dt.timezone.utc),
 
 
 def captured_content_links(capture: str) -> set[str]:
-    """Fingerprints of the article (content) links on the captured home page and newsticker."""
+    """Page fingerprints (the store's ``_id``) of the article (content) links on the captured home
+    page and newsticker."""
+    page_fp = NewsRequestFingerprinter().page_fp
     folder = shared_path("corpus", "01_frontpage-archive_de_home-sections",
                          "heise.de_2022-01-29_intraday", capture)
     out: set[str] = set()
     for name, url in (("index.html", HOME), ("newsticker.html", TICKER)):
         root = lxml.html.fromstring((folder / name).read_bytes().decode("utf-8"))
         page = classify_page(url, extract_links(root, url))
-        out |= {url_fingerprint(link.url) for link in page.links if link.role == CONTENT}
+        out |= {page_fp(link.url) for link in page.links if link.role == CONTENT}
     return out
 
 

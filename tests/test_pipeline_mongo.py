@@ -1,21 +1,26 @@
-"""MongoPipeline.process_item: what an item becomes in the write buffer (no database needed)."""
+"""MongoPipeline: what an item becomes in the store writer's buffer (no database needed)."""
 
 import asyncio
 import dataclasses
 import datetime as dt
 
+import pytest
 from itemadapter import ItemAdapter
+from scrapy.exceptions import NotConfigured
 
+from extensions.store import StoreExtension
 from newscrawl.items import ArticleItem, NodeItem
+from newscrawl.store.writer import BufferedWriter
 from pipelines.mongo import MongoPipeline
+from tests.conftest import component_crawler
 
 T0 = dt.datetime(2024, 10, 1, 8, 0, tzinfo=dt.timezone.utc)
 
 
 def _buffered(item) -> dict:
-    pipeline = MongoPipeline(stats=None, batch_size=10_000, flush_interval=3600.0)
+    pipeline = MongoPipeline(BufferedWriter(batch_size=10_000, flush_interval=3600.0))
     assert asyncio.run(pipeline.process_item(item)) is item
-    (doc,) = pipeline._buffer
+    (doc,) = pipeline.writer.buffered_pages
     return doc
 
 
@@ -45,3 +50,14 @@ def test_other_item_types_are_converted() -> None:
 
     doc = _buffered(Page("node", "p" * 16, [{"target_fp": "t"}]))
     assert doc == {"kind": "node", "fp": "p" * 16, "links": [{"target_fp": "t"}]}
+
+
+def test_the_writer_is_the_store_extensions():
+    crawler = component_crawler(extensions=("store", "crawlstate"))
+    pipeline = MongoPipeline.from_crawler(crawler)
+    assert pipeline.writer is crawler.get_extension(StoreExtension).writer
+    with pytest.raises(NotConfigured):
+        MongoPipeline.from_crawler(component_crawler({"NEWSCRAWL_MONGO_ENABLED": False},
+                                                     extensions=("store", "crawlstate")))
+    with pytest.raises(NotConfigured, match="StoreExtension"):
+        MongoPipeline.from_crawler(component_crawler())

@@ -1,20 +1,19 @@
-"""NewsRankPipeline as a Scrapy component: online weights and the end-of-run maximum."""
+"""NewsRankPipeline as a Scrapy component: online weights, the end-of-run maximum, and the one
+hand-over of final weights to the store's writer."""
 
 import pytest
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.test import get_crawler
 
-from newscrawl.algorithms.urls import url_fingerprint as fp
+from newscrawl.fingerprint import NewsRequestFingerprinter
 from pipelines.newsrank import NewsRankPipeline
-from spiders.news import NewsSpider
+from tests.conftest import component_crawler
 
 E, N, A = "https://s.example/", "https://s.example/politik/", "https://s.example/politik/a-b-c-d-1.html"
+fp = NewsRequestFingerprinter().page_fp
 
 
-def _pipeline(settings=None):
-    crawler = get_crawler(NewsSpider, settings or {})
-    crawler.stats.open_spider()
-    return NewsRankPipeline.from_crawler(crawler)
+def _pipeline(settings=None, extensions=("crawlstate",)):
+    return NewsRankPipeline.from_crawler(component_crawler(settings, extensions=extensions))
 
 
 def _link(source, target, **features):
@@ -48,3 +47,21 @@ def test_configurable_matrix_and_validation():
         _pipeline({"NEWSCRAWL_NEWSRANK_WEIGHTS": {"image": 1.0}})
     with pytest.raises(NotConfigured):
         _pipeline({"NEWSCRAWL_NEWSRANK_ENABLED": False})
+
+
+def test_final_weights_go_to_the_writer_once():
+    p = _pipeline(extensions=("store", "crawlstate"))
+    store = p.writer
+    assert store is not None
+    handed = []
+    store.update_weights = handed.append  # the writer writes them after the last page
+    p.process_item({"fp": fp(E), "role": "entry", "kind": "node",
+                    "links": [_link(E, A, image=1, html_tag=1)]})
+    p.process_item({"fp": fp(A), "role": "content", "kind": "article", "referer": N,
+                    "features": {}, "parent_weight": 0.05})
+    state = p.state
+    state.ensure(fp(A), A, role="content", weight=0.05)
+    p.close_spider()
+    assert handed == [{fp(A): pytest.approx(0.7)}]
+    assert state.get(fp(A))["weight"] == pytest.approx(0.7)  # the record's one weight follows
+    assert _pipeline().writer is None  # no store: computed, not written

@@ -36,7 +36,8 @@ pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
 PROJECT = "newscrawl"
 #: Packages the egg must ship; also checked against the checkout's package folders below.
-PACKAGES = ["newscrawl", "newscrawl.algorithms", "spiders", "middlewares", "pipelines"]
+PACKAGES = ["newscrawl", "newscrawl.algorithms", "newscrawl.store", "extensions", "spiders",
+            "middlewares", "pipelines"]
 NOT_SHIPPED = ("tests", "benchmarks")
 JOB_TIMEOUT = 75.0
 
@@ -285,7 +286,7 @@ def test_egg_packages_load_from_the_egg_in_a_clean_directory(egg, tmp):
     scrapyd host; here every module must come from the egg itself."""
     clean = tmp / "clean-dir"
     clean.mkdir()
-    modules = PACKAGES + ["newscrawl.settings", "spiders.news", "pipelines.mongo"]
+    modules = PACKAGES + ["newscrawl.settings", "spiders.news", "pipelines.mongo", "extensions.store"]
     proc = subprocess.run([sys.executable, "-c", CHECK_IMPORTS, str(egg), *modules], cwd=clean,
                           env=clean_env(HOME=str(clean)), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

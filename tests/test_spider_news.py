@@ -1,66 +1,33 @@
-"""The news spider's arguments and page callbacks."""
+"""The news spider: its arguments, its settings and run objects (bound at spider_opened), its
+entry requests and page callbacks."""
 
 import asyncio
+import datetime as dt
 
 import pytest
+from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse, Request, Response
-from scrapy.utils.test import get_crawler
 
+from extensions.crawlstate import CrawlStateExtension
+from newscrawl import meta
+from newscrawl.fingerprint import NewsRequestFingerprinter
 from newscrawl.items import ArticleItem, NodeItem
-from spiders.news import NewsSpider, read_entry_urls
+from spiders.news import NewsSpider
+from tests.conftest import component_crawler, open_spider
+
+NOW = "2024-10-02T08:00:00Z"
 
 
-def test_entry_urls_from_argument_and_seeds_file(tmp_path):
-    seeds = tmp_path / "seeds.txt"
-    seeds.write_text("# portals\nhttps://www.qq.com/\n\nwww.sina.com.cn/  # no scheme\nhttps://www.qq.com/\n"
-                     "junk line here\nftp://files.example/\n")
-    assert read_entry_urls("https://a.example/, https://b.example/", str(seeds)) == [
-        "https://a.example/", "https://b.example/", "https://www.qq.com/", "http://www.sina.com.cn/"]
-
-
-@pytest.mark.parametrize("kwargs, message", [
-    ({}, "give entry URLs"),
-    ({"seeds": "/nonexistent/seeds.txt"}, "cannot read seeds file"),
-    ({"start_urls": "http://"}, "no host"),
-])
-def test_bad_entry_arguments_fail_clearly(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        read_entry_urls(**kwargs)
-
-
-def test_bad_seed_lines_are_skipped_and_counted(tmp_path, caplog):
+def test_bad_seed_lines_are_counted_when_the_crawl_starts(tmp_path):
     seeds = tmp_path / "seeds.txt"
     seeds.write_bytes("\ufeffhttps://www.qq.com/\nhttp://\nnot a url\nftp://x/\nhttps:///path\n"
                       "www.sina.com.cn/\n".encode("utf-8"))
-    skipped = []
-    with caplog.at_level("WARNING"):
-        urls = read_entry_urls(seeds=str(seeds), skipped=skipped)
-    assert urls == ["https://www.qq.com/", "http://www.sina.com.cn/"]  # BOM dropped
-    assert [entry for entry, _ in skipped] == ["http://", "not a url", "ftp://x/", "https:///path"]
-    assert "Skipping entry 'http://'" in caplog.text
-    crawler = get_crawler(NewsSpider)
+    crawler = component_crawler()
     spider = NewsSpider.from_crawler(crawler, seeds=str(seeds))
-    assert spider.entry_urls == urls
+    assert spider.entry_urls == ["https://www.qq.com/", "http://www.sina.com.cn/"]
+    open_spider(crawler, spider)
     first = asyncio.run(spider.start().__anext__())  # counted when the crawl starts
-    assert first.url == urls[0] and crawler.stats.get_value("newscrawl/seeds/skipped") == 4
-
-
-def test_seeds_file_not_utf8_is_one_clear_error(tmp_path):
-    seeds = tmp_path / "seeds.txt"
-    seeds.write_bytes("https://www.qq.com/\nhttps://www.heise.de/Stra\u00dfe\n".encode("latin-1"))
-    with pytest.raises(ValueError) as info:
-        read_entry_urls(seeds=str(seeds))
-    message = str(info.value)
-    assert str(seeds) in message and "not UTF-8" in message
-    assert "byte offset 45 (line 2)" in message and "0xdf" in message and "\n" not in message
-    assert info.value.__cause__ is None and info.value.__suppress_context__
-
-
-def test_only_bad_seed_lines_is_a_clear_error(tmp_path):
-    seeds = tmp_path / "seeds.txt"
-    seeds.write_text("http://\nftp://x/\n# comment\n")
-    with pytest.raises(ValueError, match=r"no valid entry URL \(2 skipped; first: 'http://'"):
-        read_entry_urls(seeds=str(seeds))
+    assert first.url == "https://www.qq.com/" and crawler.stats.get_value("newscrawl/seeds/skipped") == 4
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -69,21 +36,34 @@ def test_only_bad_seed_lines_is_a_clear_error(tmp_path):
     ({"strategy": "random"}, "strategy must be one of"),
 ])
 def test_bad_spider_arguments_fail_clearly(kwargs, message):
-    crawler = get_crawler(NewsSpider)
+    crawler = component_crawler()
     with pytest.raises(ValueError, match=message):
         NewsSpider.from_crawler(crawler, start_urls="https://www.heise.de/", **kwargs)
 
 
-def _spider(**kwargs):
-    crawler = get_crawler(NewsSpider, {"NEWSCRAWL_EXTRACT_MAX_BYTES": 2000})
+@pytest.mark.parametrize("settings", [{"NEWSCRAWL_DEPTH": "two"}, {"NEWSCRAWL_STRATEGY": "random"}])
+def test_bad_settings_close_the_spider(settings):
+    crawler = component_crawler(settings)
+    spider = NewsSpider.from_crawler(crawler, start_urls="https://www.heise.de/")
+    with pytest.raises(CloseSpider) as info:
+        open_spider(crawler, spider)
+    assert info.value.reason == "bad_settings"
+
+
+def _spider(settings=None, **kwargs):
+    crawler = component_crawler({"NEWSCRAWL_EXTRACT_MAX_BYTES": 2000, "NEWSCRAWL_REVISIT_NOW": NOW,
+                                 **(settings or {})})
     spider = NewsSpider.from_crawler(crawler, start_urls="https://www.heise.de/", **kwargs)
     spider.extract_in_thread = False  # no reactor here: extract inline
-    crawler.stats.open_spider()
+    open_spider(crawler, spider)
     return spider
 
 
+async def _collect(gen):
+    return [x async for x in gen]
+
+
 def _articles(spider, response):
-    import asyncio
     return asyncio.run(_collect(spider.parse_article(response)))
 
 
@@ -91,24 +71,40 @@ def test_settings_defaults_and_arguments():
     spider = _spider(depth="3", strategy="best")
     assert spider.max_depth == 3 and spider.strategy == "best"
     assert _spider().max_depth == 2 and _spider().strategy == "bfs"
+    assert _spider({"NEWSCRAWL_DEPTH": 1}).max_depth == 1
+    assert _spider({"NEWSCRAWL_DEPTH": 1}, depth="0").max_depth == 0  # the argument wins
 
 
-async def _collect(gen):
-    return [x async for x in gen]
+def test_the_run_objects_are_the_crawlers():
+    spider = _spider()
+    run = spider.crawler.get_extension(CrawlStateExtension)
+    assert spider.clock is run.state.clock and spider.crawl_state is run.state
+    assert spider.page_fp("http://www.heise.de/a") == spider.crawler.request_fingerprinter.page_fp(
+        "http://heise.de/a")
+    off = _spider({"NEWSCRAWL_REVISIT_ENABLED": False})
+    assert off.crawl_state is None and off.clock is off.crawler.get_extension(
+        CrawlStateExtension).state.clock
 
 
-def test_start_requests_are_entries(event_loop=None):
-    import asyncio
+def test_page_fp_needs_an_open_spider():
+    spider = NewsSpider.from_crawler(component_crawler(), start_urls="https://www.heise.de/")
+    with pytest.raises(RuntimeError, match="not open"):
+        spider.page_fp("https://www.heise.de/")
+
+
+def test_start_requests_are_entries():
     spider = _spider()
     requests = asyncio.run(_collect(spider.start()))
     assert [r.url for r in requests] == ["https://www.heise.de/"]
-    meta = requests[0].meta
-    assert meta["newscrawl_role"] == "entry" and meta["newscrawl_depth"] == 0
-    assert meta["newscrawl_start_url"] == "https://www.heise.de/"
+    request_meta = requests[0].meta
+    assert request_meta[meta.ROLE] == "entry" and request_meta[meta.DEPTH] == 0
+    assert request_meta[meta.START_URL] == "https://www.heise.de/"
+    assert request_meta[meta.REVISIT] == {"fp": spider.page_fp("https://www.heise.de/"),
+                                          "url": "https://www.heise.de/", "known": False}
 
 
-def _response(url, body, content_type=b"text/html; charset=utf-8", meta=None):
-    request = Request(url, meta=meta or {"newscrawl_role": "content", "newscrawl_depth": 1})
+def _response(url, body, content_type=b"text/html; charset=utf-8", request_meta=None):
+    request = Request(url, meta=request_meta or {meta.ROLE: "content", meta.DEPTH: 1})
     return HtmlResponse(url, body=body, headers={"Content-Type": content_type}, request=request)
 
 
@@ -119,8 +115,29 @@ def test_parse_node_and_parse_article():
     html = (b"<html><head><title>T</title></head><body><article><h1>Titel</h1>"
             + b"<p>Ein Absatz mit genug Text fuer die Extraktion.</p>" * 5 + b"</article></body></html>")
     html = html[:1990]
-    article = _articles(spider, _response("https://www.heise.de/news/a-b-c-d-1.html", html))[0]
+    url = "https://www.heise.de/news/a-b-c-d-1.html"
+    article = _articles(spider, _response(url, html))[0]
     assert isinstance(article, ArticleItem) and article["kind"] == "article" and len(article["fp"]) == 16
+    assert article["fp"] == NewsRequestFingerprinter().page_fp(url)  # the page fingerprint
+    # the run clock, not the wall clock: the run runs "at" NOW
+    at = dt.datetime.fromisoformat(NOW.replace("Z", "+00:00"))
+    assert at <= article["fetched_at"] < at + dt.timedelta(minutes=5)
+
+
+def test_item_fields_carry_the_page_context():
+    spider = _spider()
+    request_meta = {meta.ROLE: "content", meta.ENTRY_URL: "https://www.heise.de/",
+                    meta.START_URL: "https://www.heise.de/news/", meta.DEPTH: 2,
+                    meta.LINK_CLASS: "downward", meta.FEATURES: {"image": 1},
+                    meta.PARENT_WEIGHT: 0.5, meta.WEIGHT: 0.4, meta.REFERER: "https://www.heise.de/news/"}
+    node = next(iter(spider.parse_node(_response("https://www.heise.de/news/x/", b"<title>x</title>",
+                                                 request_meta=request_meta))))
+    assert {k: node[k] for k in ("entry_url", "start_url", "depth", "link_class", "features",
+                                 "parent_weight", "referer", "role")} == {
+        "entry_url": "https://www.heise.de/", "start_url": "https://www.heise.de/news/", "depth": 2,
+        "link_class": "downward", "features": {"image": 1}, "parent_weight": 0.5,
+        "referer": "https://www.heise.de/news/", "role": "content"}
+    assert "weight" not in node  # the NewsPageRank pipeline computes it
 
 
 def test_huge_and_non_html_pages_are_counted_skips():

@@ -2,29 +2,29 @@
 
 import pytest
 from scrapy.http import HtmlResponse, Request
-from scrapy.utils.test import get_crawler
 
 from middlewares.linkclass import LinkClassificationMiddleware
+from newscrawl import meta
+from newscrawl.fingerprint import NewsRequestFingerprinter
 from newscrawl.items import ArticleItem, NodeItem
 from spiders.news import NewsSpider
-from tests.conftest import shared_path
+from tests.conftest import component_crawler, open_spider, shared_path
 
 SZ = "https://www.sueddeutsche.de/"
 
 
 def _setup(settings=None, **spider_args):
-    crawler = get_crawler(NewsSpider, settings or {})
+    crawler = component_crawler(settings)
     spider = NewsSpider.from_crawler(crawler, start_urls=SZ, **spider_args)
-    crawler.spider = spider
-    crawler.stats.open_spider()
+    open_spider(crawler, spider)
     return crawler, spider, LinkClassificationMiddleware.from_crawler(crawler)
 
 
 def _home_response(depth=0):
     body = shared_path("corpus", "01_frontpage-archive_de_home-sections", "sueddeutsche.de_2024-10-01",
                        "index.html").read_bytes()
-    request = Request(SZ, meta={"newscrawl_entry_url": SZ, "newscrawl_start_url": SZ,
-                                "newscrawl_depth": depth, "newscrawl_role": "entry"})
+    request = Request(SZ, meta={meta.ENTRY_URL: SZ, meta.START_URL: SZ, meta.DEPTH: depth,
+                                meta.ROLE: "entry"})
     return HtmlResponse(SZ, body=body, encoding="utf-8", request=request)
 
 
@@ -49,12 +49,18 @@ def test_node_item_gets_links_and_requests_carry_meta():
     by_url = {r.url: r for r in requests}
     sport = by_url["https://www.sueddeutsche.de/sport"]
     assert sport.callback == spider.parse_node
-    assert sport.meta["newscrawl_role"] == "node" and sport.meta["newscrawl_depth"] == 1
-    assert sport.meta["newscrawl_start_url"] == SZ and sport.meta["newscrawl_entry_url"] == SZ
+    assert sport.meta[meta.ROLE] == "node" and sport.meta[meta.DEPTH] == 1
+    assert sport.meta[meta.START_URL] == SZ and sport.meta[meta.ENTRY_URL] == SZ
+    assert sport.meta[meta.REFERER] == SZ and sport.meta[meta.PARENT_WEIGHT] == 1.0
     article = by_url["https://www.sueddeutsche.de/politik/libanon-israel-buergerkrieg-lux.RKQ8PqAWYWXaxgmp2UQ4YL"]
     assert article.callback == spider.parse_article
-    assert article.meta["newscrawl_link_class"] == "downward"
-    assert article.meta["newscrawl_features"]["html_tag"] == 1
+    assert article.meta[meta.LINK_CLASS] == "downward"
+    assert article.meta[meta.FEATURES]["html_tag"] == 1
+    # links and items are keyed by the one page fingerprint (www. folded)
+    page_fp = NewsRequestFingerprinter().page_fp
+    assert item["fp"] == page_fp(SZ) == page_fp("https://sueddeutsche.de/")
+    assert {link["target_fp"] for link in item["links"]} == {page_fp(link["target_url"])
+                                                            for link in item["links"]}
     assert "https://sz-magazin.sueddeutsche.de/" in by_url  # crosswise host entry
     assert not any("swmh-datenschutz" in u for u in by_url)  # outward links are dropped
 
@@ -90,7 +96,7 @@ def test_best_first_orders_by_weight():
     out = _run(mw, spider, _home_response())
     requests = [o for o in out if isinstance(o, Request)]
     top = max(requests, key=lambda r: r.priority)
-    assert top.meta["newscrawl_weight"] == max(r.meta["newscrawl_weight"] for r in requests)
+    assert top.meta[meta.WEIGHT] == max(r.meta[meta.WEIGHT] for r in requests)
 
 
 def test_frame_chains_stop_at_the_frame_depth_limit():
@@ -98,13 +104,26 @@ def test_frame_chains_stop_at_the_frame_depth_limit():
     body = b"<html><body><iframe src='/frame/1.html'></iframe><a href='/x'>x</a></body></html>"
 
     def response(url, frame_depth):
-        meta = {"newscrawl_entry_url": SZ, "newscrawl_depth": 0, "newscrawl_role": "frame",
-                "newscrawl_frame_depth": frame_depth}
-        return HtmlResponse(url, body=body, encoding="utf-8", request=Request(url, meta=meta))
+        request_meta = {meta.ENTRY_URL: SZ, meta.DEPTH: 0, meta.ROLE: "frame",
+                        meta.FRAME_DEPTH: frame_depth}
+        return HtmlResponse(url, body=body, encoding="utf-8", request=Request(url, meta=request_meta))
 
     first = [o for o in _run(mw, spider, response(SZ + "page.html", 0)) if isinstance(o, Request)]
-    frames = [r for r in first if r.meta["newscrawl_link_class"] == "frame"]
+    frames = [r for r in first if r.meta[meta.LINK_CLASS] == "frame"]
     assert [r.url for r in frames] == ["https://www.sueddeutsche.de/frame/1.html"]
-    assert frames[0].meta["newscrawl_frame_depth"] == 1
+    assert frames[0].meta[meta.FRAME_DEPTH] == 1
     nested = [o for o in _run(mw, spider, response(frames[0].url, 1)) if isinstance(o, Request)]
-    assert not [r for r in nested if r.meta["newscrawl_link_class"] == "frame"]
+    assert not [r for r in nested if r.meta[meta.LINK_CLASS] == "frame"]
+
+
+def test_one_page_under_two_names_is_one_link():
+    crawler, spider, mw = _setup()
+    body = (b"<html><body><a href='https://www.sueddeutsche.de/politik/kanzler-trifft-minister-1.html'>a</a>"
+            b"<a href='https://sueddeutsche.de/politik/kanzler-trifft-minister-1.html'>a</a>"
+            b"<a href='https://www.sueddeutsche.de/sport'>s</a></body></html>")
+    request = Request(SZ, meta={meta.ENTRY_URL: SZ, meta.START_URL: SZ, meta.DEPTH: 0, meta.ROLE: "entry"})
+    item = _run(mw, spider, HtmlResponse(SZ, body=body, encoding="utf-8", request=request))[0]
+    assert len(item["links"]) == 2 == sum(item["link_counts"].values())
+    per_site = {k: v for k, v in crawler.stats.get_stats().items()
+                if k.startswith("newscrawl/linkclass/") and k.endswith("/sueddeutsche.de")}
+    assert sum(per_site.values()) == 2

@@ -1,0 +1,132 @@
+"""StoreExtension: one lease, one store, one writer; spill when the server does not answer; the
+close order (pages, registered steps, summary, lease); the durable barrier."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from unittest.mock import Mock
+
+import pytest
+from scrapy import signals
+from scrapy.exceptions import CloseSpider, NotConfigured
+
+from extensions.store import StoreExtension
+from newscrawl.durability import Durable
+from newscrawl.store import NewsStore, load_spill
+from spiders.news import NewsSpider
+from tests.conftest import _free_port, component_crawler
+
+SITE = "https://s.example/"
+
+
+@pytest.fixture
+def database(embedded):
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    yield name
+    with NewsStore.connect(embedded.uri, name, timeout=5.0) as store:
+        store.client.drop_database(name)
+
+
+def _crawler(uri, tmp_path, database="newscrawl", **settings):
+    return component_crawler({"NEWSCRAWL_MONGO_URI": uri, "NEWSCRAWL_MONGO_DATABASE": database,
+                              "NEWSCRAWL_DATA_DIR": str(tmp_path), "NEWSCRAWL_MONGO_TIMEOUT": 0.5,
+                              **settings}, extensions=("store", "crawlstate"))
+
+
+async def _send(crawler, signal, **kwargs):
+    for _, result in await crawler.signals.send_catch_log_async(signal=signal, dont_log=CloseSpider,
+                                                                **kwargs):
+        if isinstance(result, BaseException):
+            raise result
+
+
+def _run(crawler, during=None):
+    """Open the spider, run ``during(ext)`` (may return a coroutine), close the spider."""
+    spider = NewsSpider.from_crawler(crawler, start_urls=SITE)
+    crawler.spider = spider
+    ext = crawler.get_extension(StoreExtension)
+
+    async def scenario():
+        try:
+            await _send(crawler, signals.spider_opened, spider=spider)
+            if during is not None:
+                result = during(ext)
+                if asyncio.iscoroutine(result):
+                    await result
+        finally:
+            await _send(crawler, signals.spider_closed, spider=spider, reason="finished")
+
+    asyncio.run(scenario())
+    return ext
+
+
+def _page(fp, **fields):
+    return {"kind": "article", "fp": fp, "url": SITE + fp, "title": "T", **fields}
+
+
+def test_pages_are_stored_then_the_steps_then_the_summary(embedded, database, tmp_path, caplog):
+    crawler = _crawler(embedded.uri, tmp_path, database)
+    order = []
+
+    def during(ext):
+        assert ext.connected and ext.uri == embedded.uri
+        ext.at_close(step)
+        ext.writer.add_page(_page("a" * 16))
+
+    async def step():
+        order.append("step")
+        with NewsStore.connect(embedded.uri, database) as store:  # the last page is written
+            order.append(store.articles.count_documents({}))
+
+    with caplog.at_level(logging.INFO, logger="extensions.store"):
+        _run(crawler, during)
+    assert order == ["step", 1]
+    assert "Results: 1 articles, 0 nodes, 0 links" in caplog.text
+    assert crawler.stats.get_value("newscrawl/store/articles") == 1
+
+
+def test_an_unreachable_server_spills_every_page(tmp_path):
+    uri = f"mongodb://127.0.0.1:{_free_port()}/"
+    crawler = _crawler(uri, tmp_path)
+    ext = _run(crawler, lambda ext: [ext.writer.add_page(_page(fp)) for fp in ("a" * 16, "b" * 16)])
+    assert not ext.connected
+    (spill,) = tmp_path.glob("spill-news-mongo-*.jsonl")
+    assert [d["fp"] for d in load_spill(spill)] == ["a" * 16, "b" * 16]
+    assert crawler.stats.get_value("newscrawl/store/spilled") == 2
+
+
+def test_a_bad_uri_closes_the_spider(tmp_path):
+    crawler = _crawler("mongodb://bad host:x/", tmp_path)
+    with pytest.raises(CloseSpider) as info:
+        _run(crawler)
+    assert info.value.reason == "store_unavailable"
+    assert crawler.stats.get_value("newscrawl/store/errors") == 1
+
+
+def test_prepare_replays_then_upgrades_with_the_page_fingerprint(tmp_path):
+    crawler = _crawler("mongodb://unused/", tmp_path)
+    ext = crawler.get_extension(StoreExtension)
+    store = Mock()
+    store.replay_spill.return_value = {"articles": 2, "nodes": 1}
+    store.upgrade.return_value = {"pages": 3}
+    assert ext._prepare(store, tmp_path / "spill.jsonl") is True
+    assert [call[0] for call in store.method_calls] == ["ensure_indexes", "replay_spill", "upgrade"]
+    store.upgrade.assert_called_once_with(ext.page_fp)
+    assert ext.page_fp("http://www.x.example/") == crawler.request_fingerprinter.page_fp(
+        "http://x.example/")  # the crawler's page fingerprint
+    assert crawler.stats.get_value("newscrawl/store/replayed") == 3
+
+
+def test_it_is_the_runs_durable_barrier(tmp_path):
+    crawler = _crawler("mongodb://unused/", tmp_path)
+    ext = crawler.get_extension(Durable)
+    assert isinstance(ext, StoreExtension)
+    ext.writer.add_page(_page("a" * 16))
+    assert ext.durable_time() == ext.writer.durable_time() == 0.0
+
+
+def test_disabled():
+    with pytest.raises(NotConfigured):
+        StoreExtension.from_crawler(component_crawler({"NEWSCRAWL_MONGO_ENABLED": False}))
