@@ -23,7 +23,8 @@ class _Spider(scrapy.Spider):
 
 
 def test_dupefilter_uses_scrapys_fingerprinter_and_a_local_cache(redis_server, namespace):
-    crawler = get_crawler(_Spider, {"REQUEST_FINGERPRINTER_CLASS": NewsRequestFingerprinter})
+    crawler = get_crawler(_Spider, {"REQUEST_FINGERPRINTER_CLASS": NewsRequestFingerprinter,
+                                   "ADDONS": {"newscrawl.addon.DefaultsAddon": 0}})
     df = BucketDupeFilter(redis_server, namespace, fingerprinter=crawler.request_fingerprinter,
                           cache_size=1024, stats=crawler.stats, persist=True)
     first = scrapy.Request("http://www.example.com/a.html?utm_source=x")

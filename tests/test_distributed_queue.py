@@ -9,7 +9,7 @@ import pytest
 import scrapy
 from scrapy.utils.test import get_crawler
 
-from newscrawl.distributed.keys import LEASE_META
+from newscrawl import meta
 from newscrawl.distributed.queue import HostQueue
 from newscrawl.distributed.serializer import (
     JsonSerializer,
@@ -45,7 +45,7 @@ def test_requests_survive_the_round_trip(redis_server, namespace, serializer):
         "http://www.example.com/a.html", callback=queue.spider.parse_article, method="POST",
         body=b"\x00\xffbinary", headers={"X-Test": "1"}, priority=7, cookies={"c": "v"},
         meta={"newscrawl_depth": 2, "newscrawl_features": {"image": 1}, "pair": (1, "b"),
-              "by_int": {3: "three"}, "raw": b"\x01", "$odd": None, LEASE_META: ["x", "y"]})
+              "by_int": {3: "three"}, "raw": b"\x01", "$odd": None, meta.LEASE: ["x", "y"]})
     assert queue.push(request)
     out = queue.pop()
     assert out.url == request.url and out.method == "POST" and out.body == request.body
@@ -53,7 +53,7 @@ def test_requests_survive_the_round_trip(redis_server, namespace, serializer):
     assert out.headers.getlist("X-Test") == [b"1"]
     assert out.meta["pair"] == (1, "b") and out.meta["by_int"] == {3: "three"}
     assert out.meta["raw"] == b"\x01" and out.meta["$odd"] is None
-    assert out.meta[LEASE_META][0] == "example.com"  # the new lease, not the copied one
+    assert out.meta[meta.LEASE][0] == "example.com"  # the new lease, not the copied one
 
 
 def test_the_queue_hands_out_a_batch_taken_in_one_round_trip(redis_server, namespace):
@@ -66,7 +66,7 @@ def test_the_queue_hands_out_a_batch_taken_in_one_round_trip(redis_server, names
     assert len(queue.taken) == 2 and len(queue) == 3  # taken but not handed out still counts
     urls = {request.url} | {queue.pop_entry(limit=3)[0].url for _ in range(2)}
     assert queue.frontier.round_trips == trips + 1  # the other two came from the batch
-    assert len(urls) == 3 and request.meta[LEASE_META] == [popped.host, popped.token]
+    assert len(urls) == 3 and request.meta[meta.LEASE] == [popped.host, popped.token]
     last, _ = queue.pop_entry(limit=3)
     assert last.url not in urls and queue.pop_entry(limit=3) is None
 
@@ -94,7 +94,7 @@ def test_undecodable_entries_go_to_the_dead_letter_list(redis_server, namespace)
     good = queue.pop()  # the pickle is a dead letter; its host is freed at once
     assert good.url == "http://example.com/ok"
     assert len(queue.frontier.dead_letters()) == 1
-    queue.frontier.release(*good.meta[LEASE_META], pause=0, response_time=0)
+    queue.frontier.release(*good.meta[meta.LEASE], pause=0, response_time=0)
     assert queue.pop() is None  # the unknown callback is the second dead letter
     assert len(queue.frontier.dead_letters()) == 2 and len(queue) == 0
     assert crawler.stats.get_value("newscrawl/redis/dead_letter") == 2

@@ -16,7 +16,7 @@ from scrapy.utils.test import get_crawler
 
 from newscrawl.distributed.extension import FrontierExtension
 from newscrawl.distributed.frontier import Popped, RedisFrontier, Wait
-from newscrawl.distributed.keys import LEASE_META, SENT_META
+from newscrawl import meta
 from newscrawl.distributed.politeness import PolitenessMiddleware
 from tests.redis_helpers import distributed_settings, namespace, redis_server  # noqa: F401
 
@@ -40,7 +40,7 @@ def _leased_page(frontier: RedisFrontier, host: str = "example.com", latency: fl
         popped = frontier.pop()
     assert isinstance(popped, Popped) and popped.host == host
     return scrapy.Request(f"http://{host}/a.html",
-                          meta={LEASE_META: [popped.host, popped.token],
+                          meta={meta.LEASE: [popped.host, popped.token],
                                 "download_latency": latency})
 
 
@@ -63,7 +63,7 @@ def test_learns_crawl_delay_and_releases_with_the_pause(redis_server, namespace)
     state = frontier.host_state("example.com")
     assert state["delay_ms"] == "1500" and state["rt_ms"] == "10" and "lease" not in state
     assert crawler.stats.get_value("newscrawl/politeness/released") == 1
-    assert LEASE_META not in page.meta and SENT_META not in page.meta
+    assert meta.LEASE not in page.meta and meta.SENT_AT not in page.meta
     middleware.close()
 
 

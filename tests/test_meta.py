@@ -58,10 +58,6 @@ def test_entry_context():
     assert (entry.depth, entry.link_class, entry.parent_weight, entry.weight) == (0, "entry", 1.0, 1.0)
 
 
-#: Files whose keys move to newscrawl.meta in the distributed part of issue 8 (they import
-#: meta.LEASE / meta.SENT_AT there); empty once that part is merged.
-_MOVING = {"newscrawl/distributed/queue.py", "newscrawl/distributed/scheduler.py",
-           "middlewares/politeness.py"}
 
 
 def _spelled_keys(path: Path) -> list[tuple[int, str]]:
@@ -87,7 +83,7 @@ def test_no_other_module_spells_a_key():
     for folder in ("newscrawl", "extensions", "spiders", "middlewares", "pipelines"):
         for path in (REPO / folder).rglob("*.py"):
             rel = path.relative_to(REPO).as_posix()
-            if rel == "newscrawl/meta.py" or rel in _MOVING:
+            if rel == "newscrawl/meta.py":
                 continue
             offenders += [f"{rel}:{line}: {value}" for line, value in _spelled_keys(path)]
     assert not offenders, offenders

@@ -1,7 +1,7 @@
-"""Every key the distributed crawl spells, at a glance (scrapy-redis's ``defaults.py`` habit).
+"""Every Redis key the distributed crawl spells, at a glance (scrapy-redis's ``defaults.py`` habit).
 
-Two kinds: the request-meta keys this package sets on requests (first below), and the Redis
-keyspace. No other module spells a Redis key: the frontier, the queue and the duplicate filter
+The request-meta keys this package sets (``newscrawl_lease``, ``newscrawl_sent_at``) live with
+all the others in :mod:`newscrawl.meta`. No other module spells a Redis key: the frontier, the queue and the duplicate filter
 fill these templates with :func:`key`.
 
 Every Redis key is ``<namespace>:<name>``; the namespace is ``NEWSCRAWL_REDIS_NAMESPACE`` with
@@ -43,16 +43,6 @@ templates: the layout needs a single Redis server (not Redis Cluster).
 """
 
 from __future__ import annotations
-
-# --- request meta keys --------------------------------------------------------------------------
-
-#: ``[host, lease token]`` while a request holds its host's lease: set by the queue when the
-#: request leaves the frontier, removed by the politeness middleware (or the scheduler) when the
-#: lease is released. Never serialized: a redirect or retry that copies meta drops it.
-LEASE_META = "newscrawl_lease"
-#: ``(time.monotonic(), time.time())`` when the politeness middleware let the request go to the
-#: download handler; popped when the exchange ends (response time, exchange log).
-SENT_META = "newscrawl_sent_at"
 
 # --- Redis keys ---------------------------------------------------------------------------------
 

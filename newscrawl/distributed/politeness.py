@@ -3,7 +3,7 @@
 Mercator (seed 001, §4.1) never sends a server two requests in parallel and waits a multiple k
 (typically 10) of the previous response time before the next one. With
 :class:`newscrawl.distributed.scheduler.DistributedScheduler` a request leaves the frontier
-holding its host's lease (meta :data:`~newscrawl.distributed.keys.LEASE_META`), so over all
+holding its host's lease (meta :data:`newscrawl.meta.LEASE`), so over all
 workers at most one request per host is in flight. This middleware ends the lease when the
 exchange is over and sets the host's next-allowed time in Redis: end of the exchange +
 ``next_delay(response time)``
@@ -60,7 +60,7 @@ from newscrawl.algorithms.fingerprint import canonical_host
 from newscrawl.algorithms.politeness import next_delay, response_time_estimate
 from newscrawl.distributed.extension import FrontierExtension
 from newscrawl.distributed.frontier import RedisFrontier
-from newscrawl.distributed.keys import LEASE_META, SENT_META
+from newscrawl import meta
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ class PolitenessMiddleware:
                               fold_www=self.fold_www)
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        request.meta[SENT_META] = (time.monotonic(), time.time())
+        request.meta[meta.SENT_AT] = (time.monotonic(), time.time())
         return None
 
     def process_response(self, request: Request, response: Response,
@@ -170,8 +170,8 @@ class PolitenessMiddleware:
         return None
 
     def _finish(self, request: Request, *, error: bool) -> None:
-        sent = request.meta.pop(SENT_META, None)
-        lease = request.meta.pop(LEASE_META, None)
+        sent = request.meta.pop(meta.SENT_AT, None)
+        lease = request.meta.pop(meta.LEASE, None)
         end_wall = time.time()
         ended = time.monotonic()
         exchange_time = ended - sent[0] if sent else 0.0

@@ -5,7 +5,7 @@ collapse into one member, order within a priority is the order of the pickled by
 worker may take any host at any time). :class:`HostQueue` keeps one queue per canonical host in
 :class:`~newscrawl.distributed.frontier.RedisFrontier`, pops only hosts that nobody is fetching
 and whose politeness pause is over, and gives each popped request its host lease in
-request meta :data:`~newscrawl.distributed.keys.LEASE_META` = ``[host, token]`` (released by
+request meta :data:`newscrawl.meta.LEASE` = ``[host, token]`` (released by
 :class:`newscrawl.distributed.politeness.PolitenessMiddleware`).
 
 Entries that do not decode (another serializer, a truncated value, a callback the spider no
@@ -26,7 +26,7 @@ from scrapy_redis.queue import Base  # type: ignore[import-untyped]
 
 from newscrawl.algorithms.fingerprint import canonical_host
 from newscrawl.distributed.frontier import Popped, RedisFrontier, Wait
-from newscrawl.distributed.keys import LEASE_META
+from newscrawl import meta
 from newscrawl.distributed.serializer import SerializationError, get_serializer
 
 logger = logging.getLogger(__name__)
@@ -76,9 +76,9 @@ class HostQueue(Base):
         Raises:
             SerializationError: the request's meta cannot be serialized.
         """
-        if request.meta.get(LEASE_META) is not None:
+        if request.meta.get(meta.LEASE) is not None:
             # A redirect or retry copies meta; its lease belongs to the original request.
-            del request.meta[LEASE_META]
+            del request.meta[meta.LEASE]
         payload = self._encode_request(request)
         return self.frontier.push(self.host_of(request.url), payload, score=-request.priority,
                                   fingerprint=fingerprint)
@@ -89,8 +89,8 @@ class HostQueue(Base):
         Raises:
             SerializationError: the request's meta cannot be serialized.
         """
-        if request.meta.get(LEASE_META) is not None:
-            del request.meta[LEASE_META]
+        if request.meta.get(meta.LEASE) is not None:
+            del request.meta[meta.LEASE]
         payload = self._encode_request(request)
         self.frontier.push_later(self.host_of(request.url), payload, score=-request.priority,
                                  fingerprint=fingerprint, callback=callback)
@@ -150,7 +150,7 @@ class HostQueue(Base):
             except Exception as exc:  # noqa: BLE001 - whatever fails to decode is a dead letter
                 self._dead_letter(popped, exc)
                 continue
-            request.meta[LEASE_META] = [popped.host, popped.token]
+            request.meta[meta.LEASE] = [popped.host, popped.token]
             return request, popped
         return None
 

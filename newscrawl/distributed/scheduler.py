@@ -74,7 +74,7 @@ from newscrawl.algorithms.politeness import next_delay
 from newscrawl.distributed.dupefilter import BucketDupeFilter
 from newscrawl.distributed.extension import FrontierExtension
 from newscrawl.distributed.frontier import RedisFrontier
-from newscrawl.distributed.keys import LEASE_META
+from newscrawl import meta
 from newscrawl.distributed.queue import HostQueue
 from newscrawl.distributed.serializer import SerializationError, get_serializer
 from newscrawl.durability import Durable
@@ -220,6 +220,8 @@ class DistributedScheduler(Scheduler):
                     self.frontier.seen_count(), len(others))
         if queued:
             logger.info("Resuming crawl (%d requests scheduled)", queued)
+        logger.info("Acknowledgements wait for the durability barrier: %s",
+                    type(self.durable).__name__ if self.durable is not None else "none (nothing stored)")
         self.crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
         # Connected after the extensions' handlers (built before the engine), so it runs after
         # the durability barrier's own spider_closed handler (its last writes).
@@ -450,7 +452,7 @@ class DistributedScheduler(Scheduler):
         now = time.monotonic()
         for member in done:
             request = self._popped.pop(member)
-            lease = request.meta.pop(LEASE_META, None)
+            lease = request.meta.pop(meta.LEASE, None)
             if lease:  # never released by the politeness middleware: release now
                 self.stats.inc_value("newscrawl/politeness/released_late")
                 self.frontier.release_later(lease[0], lease[1],
