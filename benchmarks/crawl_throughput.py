@@ -70,10 +70,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = Path(__file__).resolve().parent
-if str(BENCH_DIR) not in sys.path:
-    sys.path.insert(0, str(BENCH_DIR))
+for _path in (str(ROOT), str(BENCH_DIR)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 from _targets import target  # noqa: E402
+
+from newscrawl import settings as project_settings  # noqa: E402
 
 CHANNELS = [
     ("politik", "Politik"), ("wirtschaft", "Wirtschaft"), ("sport", "Sport"),
@@ -630,9 +633,13 @@ def main(argv: list[str] | None = None) -> int:
                 run_env = {**env, "NEWSCRAWL_DATA_DIR": str(data_dir)}
                 store_pid = start_store(data_dir, run_env)
                 try:
+                    # The project's extensions (store, crawl state) plus the stats recorder:
+                    # -s EXTENSIONS replaces the project's dict, it does not add to it.
+                    news_settings = {**settings, "EXTENSIONS": json.dumps(
+                        {**project_settings.EXTENSIONS, "_plain_spider.BenchStats": 900})}
                     command = [sys.executable, "-m", "scrapy", "crawl", "news",
                                "-a", f"start_urls={server.url}", "-a", f"depth={depth}",
-                               *_settings_args(settings)]
+                               *_settings_args(news_settings)]
                     for extra in args.news_setting:
                         command += ["-s", extra]
                     for extra in args.news_arg:

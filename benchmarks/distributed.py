@@ -100,6 +100,8 @@ sys.path[:0] = [str(BENCH_DIR), str(ROOT)]
 
 from _targets import target  # noqa: E402
 
+from newscrawl import settings as project_settings  # noqa: E402
+
 STATS_PATH = "/__bench__/stats"
 RESET_PATH = "/__bench__/reset"
 
@@ -110,7 +112,9 @@ COMMON_SETTINGS = {
     "AUTOTHROTTLE_ENABLED": "False",
     "NEWSCRAWL_MONGO_ENABLED": "False",
     "NEWSCRAWL_REVISIT_ENABLED": "False",
-    "EXTENSIONS": json.dumps({"_plain_spider.BenchStats": 900}),
+    # The project's extensions (store, crawl state) plus the stats recorder: -s EXTENSIONS
+    # replaces the project's dict, it does not add to it.
+    "EXTENSIONS": json.dumps({**project_settings.EXTENSIONS, "_plain_spider.BenchStats": 900}),
 }
 REDIS_SETTINGS = {
     "NEWSCRAWL_REDIS_IDLE_CLOSE": "2",
