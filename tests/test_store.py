@@ -19,6 +19,7 @@ from pymongo.errors import AutoReconnect, BulkWriteError, DuplicateKeyError, Ope
 from newscrawl import embedded as embedded_mod
 from newscrawl.embedded import EmbeddedMongo
 from newscrawl.store import NewsStore, StoreUnavailable, load_spill, spill
+from newscrawl.store.pages import link_update, page_update
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 10, 1, 8, 0, tzinfo=UTC)
@@ -131,11 +132,11 @@ def _write_by_upserts(store: NewsStore, docs: list[dict], now: dt.datetime) -> N
     ops: dict = {store.articles: [], store.nodes: [], store.links: []}
     for doc in docs:
         if doc["kind"] == "article":
-            ops[store.articles].append(NewsStore._page_update(doc, now))
+            ops[store.articles].append(page_update(doc, now))
             continue
-        ops[store.nodes].append(NewsStore._page_update(doc, now))
+        ops[store.nodes].append(page_update(doc, now))
         for edge in doc.get("links") or ():
-            update = NewsStore._link_update(edge, doc, now)
+            update = link_update(edge, doc, now)
             if update is not None:
                 ops[store.links].append(update)
     for collection, batch in ops.items():
@@ -158,10 +159,10 @@ def test_inserts_store_what_the_upserts_stored(store: NewsStore) -> None:
     the ones the upserts alone produce, field order included."""
     reference = NewsStore(store.client[f"{store.db.name}_ref"])
     reference.ensure_indexes()
-    now = T1 + dt.timedelta(hours=1)
+    later = T1 + dt.timedelta(hours=1)
     first = [
         article("a" * 16),
-        article("b" * 16, weight=None, fetched_at=None),  # no weight, seen "now"
+        article("b" * 16, weight=None, fetched_at=None),  # no weight
         article("c" * 16, weight=float("nan"), first_seen=T0 - dt.timedelta(days=1)),
         node([link("t1"), link("t2", last_seen=T1, first_seen=None), {"source_fp": "n" * 16}]),
         article("a" * 16, title="Election results (corrected)", weight=0.7),  # twice in a batch
@@ -174,20 +175,22 @@ def test_inserts_store_what_the_upserts_stored(store: NewsStore) -> None:
         node([link("t1", anchor_text="new headline"), link("t4", "horizontal")], fetched_at=T1),
         article("d" * 16, **{"x.y": 2}),
     ]
-    def write_round(batch, counts):
-        """Write ``batch`` both ways: same counts as given, same stored documents."""
+    def write_round(batch, counts, now):
+        """Write ``batch`` both ways at run clock ``now``: same counts as given, same stored
+        documents."""
         assert store.write_pages(batch, now=now) == counts
         _write_by_upserts(reference, batch, now)
         assert _stored(store) == _stored(reference)
 
     try:
         write_round(first, {"articles": 6, "nodes": 1, "links": 2, "new_articles": 5,
-                            "new_nodes": 1, "new_links": 2, "errors": 1})
+                            "new_nodes": 1, "new_links": 2, "errors": 1}, T1)
         assert store.articles.find_one({"fp": "d" * 16})["x"] == {"y": 1}  # a path, as in $set
         write_round(second, {"articles": 3, "nodes": 1, "links": 2, "new_articles": 1,
-                             "new_nodes": 0, "new_links": 1, "errors": 0})
+                             "new_nodes": 0, "new_links": 1, "errors": 0}, later)
         doc = store.articles.find_one({"fp": "a" * 16})
-        assert doc["first_seen"] == T0 and doc["last_seen"] == T1 and doc["weight"] == 0.7
+        # the run clock, not the item's fetched_at (T0 / T1), stamps first_seen and last_seen
+        assert doc["first_seen"] == T1 and doc["last_seen"] == later and doc["weight"] == 0.7
         assert doc["title"] == "Election results (final)"
     finally:
         store.client.drop_database(reference.db.name)
@@ -197,13 +200,13 @@ def test_only_existing_documents_are_upserted(
     store: NewsStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     upserts: list[tuple[str, list]] = []
-    bulk = store._bulk
+    bulk = store.bulk.write
 
-    def spy(name, ops, retries, backoff):
+    def spy(name, ops, retries, backoff, **kwargs):
         upserts.append((name, list(ops)))
-        return bulk(name, ops, retries, backoff)
+        return bulk(name, ops, retries, backoff, **kwargs)
 
-    monkeypatch.setattr(store, "_bulk", spy)
+    monkeypatch.setattr(store.bulk, "write", spy)
     fresh = [article("a" * 16), article("b" * 16), node([link("t1"), link("t2")])]
     counts = store.write_pages(fresh, now=T1)
     assert upserts == []  # everything new: inserts only
@@ -213,22 +216,22 @@ def test_only_existing_documents_are_upserted(
     again = [article("c" * 16), article("a" * 16, fetched_at=T1), node([link("t1"), link("t3")])]
     counts = store.write_pages(again, now=T1)
     assert upserts == [
-        ("articles", [NewsStore._page_update(again[1], T1)]),
-        ("nodes", [NewsStore._page_update(again[2], T1)]),
-        ("links", [NewsStore._link_update(again[2]["links"][0], again[2], T1)]),
+        ("articles", [page_update(again[1], T1)]),
+        ("nodes", [page_update(again[2], T1)]),
+        ("links", [link_update(again[2]["links"][0], again[2], T1)]),
     ]
     assert counts == {
         "articles": 2, "nodes": 1, "links": 2,
         "new_articles": 1, "new_nodes": 0, "new_links": 1, "errors": 0,
     }  # fmt: skip
-    assert store.articles.find_one({"fp": "a" * 16})["first_seen"] == T0
+    assert store.articles.find_one({"fp": "a" * 16})["first_seen"] == T1  # the first run clock
     assert store.articles.count_documents({}) == 3 and store.links.count_documents({}) == 3
 
     # a key twice in one batch: the first write inserts, the second follows as its upsert
     upserts.clear()
     twice = [article("d" * 16, weight=0.2), article("d" * 16, weight=0.9, title="second")]
     counts = store.write_pages(twice, now=T1)
-    assert upserts == [("articles", [NewsStore._page_update(twice[1], T1)])]
+    assert upserts == [("articles", [page_update(twice[1], T1)])]
     assert counts["articles"] == 2 and counts["new_articles"] == 1
     doc = store.articles.find_one({"fp": "d" * 16})
     assert doc["title"] == "second" and doc["weight"] == 0.9
@@ -240,18 +243,18 @@ def test_mostly_known_documents_are_upserted_directly(
     """A batch after one of mostly known documents (a re-crawl) skips the inserts, which would
     fail; a batch after one with enough new documents inserts first again."""
     calls: list[tuple[str, int]] = []
-    bulk, bulk_insert = store._bulk, store._bulk_insert
+    bulk, bulk_insert = store.bulk.write, store.bulk.insert
 
-    def spy_bulk(name, ops, retries, backoff):
+    def spy_bulk(name, ops, retries, backoff, **kwargs):
         calls.append(("upsert", len(ops)))
-        return bulk(name, ops, retries, backoff)
+        return bulk(name, ops, retries, backoff, **kwargs)
 
     def spy_insert(name, docs, retries, backoff):
         calls.append(("insert", len(docs)))
         return bulk_insert(name, docs, retries, backoff)
 
-    monkeypatch.setattr(store, "_bulk", spy_bulk)
-    monkeypatch.setattr(store, "_bulk_insert", spy_insert)
+    monkeypatch.setattr(store.bulk, "write", spy_bulk)
+    monkeypatch.setattr(store.bulk, "insert", spy_insert)
 
     def batch(start: int, stop: int) -> list[dict]:
         return [article(f"{i:016x}", fetched_at=T1) for i in range(start, stop)]
@@ -357,7 +360,7 @@ def test_text_index_depends_on_the_server(store: NewsStore) -> None:
     secantus = "secantusVersion" in store.client.admin.command("buildInfo")
     # SecantusDB refuses text indexes (code 67 CannotCreateIndex); MongoDB builds one
     assert store.text_index is (not secantus)
-    assert store._has_text_index() is (not secantus)
+    assert store._pages.has_text_index() is (not secantus)
 
 
 def test_update_operators_the_store_relies_on(store: NewsStore) -> None:
