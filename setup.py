@@ -11,8 +11,8 @@ setup(
     version="0.1.0",
     description="Incremental news crawler on Scrapy: link classification, NewsPageRank, MongoDB",
     python_requires=">=3.11",
-    packages=["newscrawl", "newscrawl.algorithms", "newscrawl.distributed", "spiders", "middlewares",
-              "pipelines"],
+    packages=["newscrawl", "newscrawl.algorithms", "newscrawl.distributed", "newscrawl.store",
+              "spiders", "middlewares", "pipelines"],
     entry_points={
         "scrapy": ["settings = newscrawl.settings"],
         "console_scripts": ["newscrawl = newscrawl.cli:main"],  # newscrawl schedule|report

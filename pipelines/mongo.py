@@ -30,7 +30,6 @@ from twisted.python.failure import Failure
 from newscrawl import defaults
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
 from newscrawl.store import NewsStore, StoreUnavailable, spill, spill_target
-from pymongo.errors import ConnectionFailure
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +140,7 @@ class MongoPipeline:
         self.store = NewsStore.connect(self.uri, self.database, timeout=self.timeout)
         try:
             self.store.ensure_indexes()
-        except ConnectionFailure as exc:
+        except StoreUnavailable as exc:
             # Crawl anyway: every batch goes to the spill file and is replayed at the next start.
             logger.error("MongoDB at %s is unreachable (%s): items will be spilled to %s and "
                          "written at the next start", self.uri, exc, self.spill_path)

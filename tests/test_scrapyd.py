@@ -36,7 +36,8 @@ pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
 PROJECT = "newscrawl"
 #: Packages the egg must ship; also checked against the checkout's package folders below.
-PACKAGES = ["newscrawl", "newscrawl.algorithms", "spiders", "middlewares", "pipelines"]
+PACKAGES = ["newscrawl", "newscrawl.algorithms", "newscrawl.store", "spiders", "middlewares",
+            "pipelines"]
 NOT_SHIPPED = ("tests", "benchmarks")
 JOB_TIMEOUT = 75.0
 
