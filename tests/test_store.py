@@ -533,3 +533,37 @@ def test_spill_target_names_the_database_not_the_credentials():
     assert a != spill_target("mongodb://db2:27017/", "newscrawl", embedded=False)
     assert a != spill_target("mongodb://db1:27017/", "news2", embedded=False)
     assert spill_target("not a uri", "newscrawl", embedded=False).startswith("mongo-")
+
+
+def test_an_unreachable_server_is_store_unavailable_never_a_pymongo_error(tmp_path: Path) -> None:
+    """Callers need no pymongo: connect, indexes, crawl state and every read or write report an
+    unreachable server as StoreUnavailable (a StoreError), within the timeout."""
+    import socket
+
+    from newscrawl.store import StoreError
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(ValueError):
+        NewsStore.connect("mongodb://127.0.0.1:99999999/")
+    store = NewsStore.connect(f"mongodb://127.0.0.1:{port}/", timeout=0.2)
+    calls = {
+        "ensure_indexes": store.ensure_indexes,
+        "ensure_state_indexes": store.ensure_state_indexes,
+        "load_state": store.load_state,
+        "upgrade": lambda: store.upgrade(lambda url: url),
+        "write_state": lambda: store.write_state([{"_id": "a"}], [], retries=0),
+        "write_pages": lambda: store.write_pages([article()], retries=0),
+        "link_edges": lambda: list(store.link_edges()),
+        "committed_runs": store.committed_runs,
+        "load_schedule": store.load_schedule,
+        "document_counts": store.document_counts,
+    }
+    try:
+        for name, call in calls.items():
+            with pytest.raises(StoreUnavailable) as info:
+                call()
+            assert isinstance(info.value, StoreError) and "unavailable" in str(info.value), name
+    finally:
+        store.close()
