@@ -13,7 +13,8 @@ imports pymongo or bson. The parts:
 * :mod:`~newscrawl.store.shadow` — ``staging`` and the merge of shadow runs;
 * :mod:`~newscrawl.store.schedule` — ``schedule`` (``newscrawl schedule``);
 * :mod:`~newscrawl.store.spillfiles` — spill files and their replay;
-* :mod:`~newscrawl.store.upgrade` — the schema document and the fingerprint upgrade.
+* :mod:`~newscrawl.store.upgrade` — the schema document and the fingerprint upgrade;
+* :mod:`~newscrawl.store.rekey` — keys recomputed from stored URLs, colliding documents merged.
 
 Server compatibility. The embedded server is SecantusDB (see :mod:`newscrawl.embedded`).
 Checked against SecantusDB 0.7.0b3 (``buildInfo`` reports 8.2.11) with pymongo 4.20:
