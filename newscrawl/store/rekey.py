@@ -152,7 +152,8 @@ def rekey(collection: Coll, keyed: Keyed) -> tuple[int, int]:
         if not ready:  # keys that swap places: write them all (every doc is in memory)
             logger.warning("Upgrade of %s: %d key(s) form a cycle", keyed.name, len(pending))
             ready = pending
-        pending = [g for g in pending if g not in ready]
+        chosen = {id(g) for g in ready}
+        pending = [g for g in pending if id(g) not in chosen]
         rekeyed_now, merged_now = _write_groups(collection, keyed, ready, set(groups))
         rekeyed += rekeyed_now
         merged += merged_now
