@@ -192,8 +192,8 @@ def _write_groups(collection: Coll, keyed: Keyed, ready: list[_Group],
         for member in members:
             if member.ref != kept and not (keyed.name == PAGES and member.ref in targets):
                 deletes.append(DeleteOne({"_id": member.ref}))
-    for batch in _chunks(writes):
-        collection.bulk_write(batch, ordered=True)
+    for batch in _chunks(writes):  # distinct keys, each free (see rekey): any order
+        collection.bulk_write(batch, ordered=False)
     for batch in _chunks(deletes):
         collection.bulk_write(batch, ordered=False)
     return rekeyed, merged

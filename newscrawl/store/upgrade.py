@@ -96,6 +96,10 @@ def upgrade(collections: Collections, page_fp: Callable[[str], str], *, force: b
     counts.update(versions=0, versions_renumbered=0, staging=0)
     if version == SCHEMA_VERSION and current.get("fingerprints") == probe and not force:
         return counts
+    logger.info("Store %r: schema version %d, fingerprints %s: recomputing the stored URL "
+                "fingerprints (a full re-key costs a few ms per document on SecantusDB)",
+                collections.db.name, version,
+                "current" if current.get("fingerprints") == probe else "changed")
     for name in names:
         counts[name], counts[f"{name}_merged"] = rekey(collections[name], Keyed(name, page_fp))
     counts["versions"], counts["versions_renumbered"] = renumber_versions(
