@@ -96,15 +96,18 @@ def upgrade(collections: Collections, page_fp: Callable[[str], str], *, force: b
     counts.update(versions=0, versions_renumbered=0, staging=0)
     if version == SCHEMA_VERSION and current.get("fingerprints") == probe and not force:
         return counts
-    logger.info("Store %r: schema version %d, fingerprints %s: recomputing the stored URL "
-                "fingerprints (a full re-key costs a few ms per document on SecantusDB)",
-                collections.db.name, version,
-                "current" if current.get("fingerprints") == probe else "changed")
-    for name in names:
-        counts[name], counts[f"{name}_merged"] = rekey(collections[name], Keyed(name, page_fp))
-    counts["versions"], counts["versions_renumbered"] = renumber_versions(
-        collections[VERSIONS], page_fp)
-    counts["staging"] = rekey_staging(collections.staging, page_fp)
+    stored = (*names, VERSIONS, collections.staging.name)
+    if any(collections[name].find_one({}, {"_id": 1}) for name in stored):
+        logger.info("Store %r %s: recomputing the stored URL fingerprints (once; a few ms per "
+                    "document that changes)", collections.db.name,
+                    f"written by older code (schema {version})" if version < SCHEMA_VERSION
+                    else "keyed by another page fingerprint")
+        for name in names:
+            counts[name], counts[f"{name}_merged"] = rekey(collections[name],
+                                                           Keyed(name, page_fp))
+        counts["versions"], counts["versions_renumbered"] = renumber_versions(
+            collections[VERSIONS], page_fp)
+        counts["staging"] = rekey_staging(collections.staging, page_fp)
     collections.meta.replace_one(
         {"_id": SCHEMA_ID},
         {"version": SCHEMA_VERSION, "fingerprints": probe, "upgraded_at": now or utcnow(),
