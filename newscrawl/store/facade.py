@@ -88,7 +88,7 @@ class NewsStore:
                 uri, tz_aware=True, serverSelectionTimeoutMS=ms, connectTimeoutMS=ms,
                 appname="newscrawl")
         except PyMongoError as exc:  # ConfigurationError, InvalidURI
-            raise ValueError(f"Cannot use the MongoDB URI {uri!r}: {exc}") from exc
+            raise ValueError(f"Malformed MongoDB URI: {exc}") from exc
         return cls(client[database], client=client, journal=journal)
 
     def close(self) -> None:
