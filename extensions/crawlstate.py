@@ -45,7 +45,7 @@ from newscrawl import defaults
 from newscrawl.algorithms.pagerank import PageInfo, eviction_order, pagerank
 from newscrawl.algorithms.revisitplan import RevisitConfig
 from newscrawl.crawlstate import RunState, parse_budget, parse_now
-from newscrawl.store import NewsStore
+from newscrawl.store import NewsStore, StoreError
 from spiders.requests import due_article_requests
 
 logger = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ class CrawlStateExtension:
                 raise ConnectionError(f"the store at {store.uri} does not answer")
             pages, hosts = await wait_for(store.writer.submit(self._load_blocking,
                                                               store.writer.store))
-        except Exception as exc:  # noqa: BLE001 - crawl on as a first run
+        except (StoreError, ConnectionError) as exc:  # crawl on as a first run
             logger.error("Crawl state unavailable (%s): this run crawls as a first run and "
                          "records nothing", exc)
             self.stats.inc_value("newscrawl/crawlstate/errors")

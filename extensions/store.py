@@ -47,7 +47,7 @@ from newscrawl import defaults
 from newscrawl.durability import Durable
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
-from newscrawl.store import NewsStore, StoreUnavailable, spill_target
+from newscrawl.store import NewsStore, StoreError, StoreUnavailable, spill_target
 from newscrawl.store.writer import BufferedWriter
 
 logger = logging.getLogger(__name__)
@@ -190,10 +190,17 @@ class StoreExtension(Durable):
         self.writer.start(store, spill_path=spill_path, available=self.connected)
 
     def _prepare(self, store: NewsStore, spill_path: Path) -> bool:
-        """Indexes, spill replay, upgrade; False when the server does not answer."""
+        """Upgrade, indexes, spill replay; False when the server does not answer.
+
+        The upgrade comes first (before any write or crawl-state load): a data folder written by
+        older code gets the current page fingerprints (:meth:`NewsStore.upgrade`, idempotent).
+        """
         try:
+            counts = store.upgrade(self.page_fp)
+            if any(counts.values()):
+                logger.info("Upgraded the store to the current fingerprints: %s", counts)
             store.ensure_indexes()
-        except Exception as exc:  # noqa: BLE001 - StoreUnavailable: crawl on, spill, replay later
+        except StoreUnavailable as exc:  # crawl on: spill, replay at the next start
             logger.error("MongoDB at %s is unreachable (%s): items will be spilled to %s and "
                          "written at the next start", self.uri, exc, spill_path)
             return False
@@ -206,13 +213,6 @@ class StoreExtension(Durable):
             logger.info("Replayed spilled items from %s: %s", spill_path, replayed)
             self.stats.inc_value("newscrawl/store/replayed",
                                  replayed.get("articles", 0) + replayed.get("nodes", 0))
-        # Data folders written by older code: recompute fingerprints with the run's (after the
-        # replay, so spilled documents of older code are upgraded too).
-        upgrade = getattr(store, "upgrade", None)
-        if upgrade is not None:
-            counts = upgrade(self.page_fp)
-            if any(counts.values()):
-                logger.info("Upgraded the store to the current fingerprints: %s", counts)
         return True
 
     # -- close ----------------------------------------------------------------------------------
@@ -243,10 +243,9 @@ class StoreExtension(Durable):
         if store is None or not self.writer.available:
             return
         try:
-            articles = store.articles.estimated_document_count()
-            nodes = store.nodes.estimated_document_count()
-            links = store.links.estimated_document_count()
-        except Exception as exc:  # noqa: BLE001 - the summary is informative only
+            counts = store.document_counts()
+            articles, nodes, links = counts["articles"], counts["nodes"], counts["links"]
+        except StoreError as exc:  # the summary is informative only
             logger.warning("Could not count stored documents: %s", exc)
             return
         logger.info("Results: %d articles, %d nodes, %d links in %s database %r%s",

@@ -21,18 +21,7 @@ from newscrawl.store import NewsStore
 
 def site_summary(store: NewsStore) -> list[dict]:
     """Return one row per site: ``{site, articles, nodes, newest, links: {class: n}}``."""
-    rows: dict[str, dict] = {}
-    for doc in store.articles.aggregate([
-        {"$group": {"_id": "$site", "n": {"$sum": 1}, "newest": {"$max": "$published"}}}]):
-        rows.setdefault(doc["_id"], {"site": doc["_id"], "links": {}})
-        rows[doc["_id"]].update(articles=doc["n"], newest=doc.get("newest"))
-    for doc in store.nodes.aggregate([{"$group": {"_id": "$site", "n": {"$sum": 1}}}]):
-        rows.setdefault(doc["_id"], {"site": doc["_id"], "links": {}})["nodes"] = doc["n"]
-    for doc in store.links.aggregate([
-        {"$group": {"_id": {"site": "$site", "cls": "$link_class"}, "n": {"$sum": 1}}}]):
-        site = doc["_id"]["site"]
-        rows.setdefault(site, {"site": site, "links": {}})["links"][doc["_id"]["cls"]] = doc["n"]
-    return sorted(rows.values(), key=lambda r: str(r["site"]))
+    return store.site_summary()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,8 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             top = Table(title=f"top {args.top} articles by NewsPageRank weight")
             for col in ("weight", "site", "title", "url"):
                 top.add_column(col)
-            for doc in store.articles.find({}, {"weight": 1, "site": 1, "title": 1, "url": 1}).sort(
-                    "weight", -1).limit(args.top):
+            for doc in store.top_articles(args.top):
                 top.add_row(f"{doc.get('weight', 0):.3f}", str(doc.get("site")), str(doc.get("title"))[:60],
                             str(doc.get("url")))
             console.print(top)

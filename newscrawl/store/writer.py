@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from newscrawl import defaults
-from newscrawl.store import NewsStore, StoreUnavailable, spill
+from newscrawl.store import NewsStore, StoreError, StoreUnavailable, spill
 
 logger = logging.getLogger(__name__)
 
@@ -267,7 +267,7 @@ class BufferedWriter:
                 written = self.store.write_state(new, old)
                 self.store.write_hosts(hosts)
                 self._inc("newscrawl/crawlstate/written", written)
-        except Exception as exc:  # noqa: BLE001 - StoreUnavailable or a refused write: retried
+        except StoreError as exc:  # unavailable, or a refused write: retried
             logger.error("Crawl state not written (%d records; retried later): %s",
                          len(new) + len(old), exc)
             self._inc("newscrawl/crawlstate/errors")
@@ -295,7 +295,7 @@ class BufferedWriter:
             if self.store is None:
                 raise StoreUnavailable("no store")
             version = self.store.archive_version(fp, doc, archived_at=at, stage_run=self.stage_run)
-        except Exception as exc:  # noqa: BLE001 - a lost version must not lose the article
+        except StoreError as exc:  # a lost version must not lose the article
             logger.error("Could not keep the previous version of %s: %s", fp, exc)
             self._inc("newscrawl/crawlstate/errors")
             return None

@@ -1,24 +1,19 @@
-"""newscrawl.store against real servers over real sockets: the embedded SecantusDB always, and
-the MongoDB named by the MONGO_URI environment variable when it is set."""
+"""newscrawl.store's page side (articles, nodes, links: write semantics, inserts before upserts,
+retries, indexes, search, counts) against real servers over real sockets: the embedded
+SecantusDB always, and the MongoDB named by the MONGO_URI environment variable when it is set.
+Spill files and unreachable servers: tests/test_store_spill.py."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
-import signal
-import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pymongo import UpdateOne
 from pymongo.errors import AutoReconnect, BulkWriteError, DuplicateKeyError, OperationFailure
 
-from newscrawl import embedded as embedded_mod
-from newscrawl.embedded import EmbeddedMongo
-from newscrawl.store import NewsStore, StoreUnavailable, load_spill, spill
+from newscrawl.store import NewsStore, StoreUnavailable, spill
+from newscrawl.store.pages import link_update, page_update
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 10, 1, 8, 0, tzinfo=UTC)
@@ -131,11 +126,11 @@ def _write_by_upserts(store: NewsStore, docs: list[dict], now: dt.datetime) -> N
     ops: dict = {store.articles: [], store.nodes: [], store.links: []}
     for doc in docs:
         if doc["kind"] == "article":
-            ops[store.articles].append(NewsStore._page_update(doc, now))
+            ops[store.articles].append(page_update(doc, now))
             continue
-        ops[store.nodes].append(NewsStore._page_update(doc, now))
+        ops[store.nodes].append(page_update(doc, now))
         for edge in doc.get("links") or ():
-            update = NewsStore._link_update(edge, doc, now)
+            update = link_update(edge, doc, now)
             if update is not None:
                 ops[store.links].append(update)
     for collection, batch in ops.items():
@@ -158,10 +153,10 @@ def test_inserts_store_what_the_upserts_stored(store: NewsStore) -> None:
     the ones the upserts alone produce, field order included."""
     reference = NewsStore(store.client[f"{store.db.name}_ref"])
     reference.ensure_indexes()
-    now = T1 + dt.timedelta(hours=1)
+    later = T1 + dt.timedelta(hours=1)
     first = [
         article("a" * 16),
-        article("b" * 16, weight=None, fetched_at=None),  # no weight, seen "now"
+        article("b" * 16, weight=None, fetched_at=None),  # no weight
         article("c" * 16, weight=float("nan"), first_seen=T0 - dt.timedelta(days=1)),
         node([link("t1"), link("t2", last_seen=T1, first_seen=None), {"source_fp": "n" * 16}]),
         article("a" * 16, title="Election results (corrected)", weight=0.7),  # twice in a batch
@@ -174,20 +169,22 @@ def test_inserts_store_what_the_upserts_stored(store: NewsStore) -> None:
         node([link("t1", anchor_text="new headline"), link("t4", "horizontal")], fetched_at=T1),
         article("d" * 16, **{"x.y": 2}),
     ]
-    def write_round(batch, counts):
-        """Write ``batch`` both ways: same counts as given, same stored documents."""
+    def write_round(batch, counts, now):
+        """Write ``batch`` both ways at run clock ``now``: same counts as given, same stored
+        documents."""
         assert store.write_pages(batch, now=now) == counts
         _write_by_upserts(reference, batch, now)
         assert _stored(store) == _stored(reference)
 
     try:
         write_round(first, {"articles": 6, "nodes": 1, "links": 2, "new_articles": 5,
-                            "new_nodes": 1, "new_links": 2, "errors": 1})
+                            "new_nodes": 1, "new_links": 2, "errors": 1}, T1)
         assert store.articles.find_one({"fp": "d" * 16})["x"] == {"y": 1}  # a path, as in $set
         write_round(second, {"articles": 3, "nodes": 1, "links": 2, "new_articles": 1,
-                             "new_nodes": 0, "new_links": 1, "errors": 0})
+                             "new_nodes": 0, "new_links": 1, "errors": 0}, later)
         doc = store.articles.find_one({"fp": "a" * 16})
-        assert doc["first_seen"] == T0 and doc["last_seen"] == T1 and doc["weight"] == 0.7
+        # the run clock, not the item's fetched_at (T0 / T1), stamps first_seen and last_seen
+        assert doc["first_seen"] == T1 and doc["last_seen"] == later and doc["weight"] == 0.7
         assert doc["title"] == "Election results (final)"
     finally:
         store.client.drop_database(reference.db.name)
@@ -197,13 +194,13 @@ def test_only_existing_documents_are_upserted(
     store: NewsStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     upserts: list[tuple[str, list]] = []
-    bulk = store._bulk
+    bulk = store.bulk.write
 
-    def spy(name, ops, retries, backoff):
+    def spy(name, ops, retries, backoff, **kwargs):
         upserts.append((name, list(ops)))
-        return bulk(name, ops, retries, backoff)
+        return bulk(name, ops, retries, backoff, **kwargs)
 
-    monkeypatch.setattr(store, "_bulk", spy)
+    monkeypatch.setattr(store.bulk, "write", spy)
     fresh = [article("a" * 16), article("b" * 16), node([link("t1"), link("t2")])]
     counts = store.write_pages(fresh, now=T1)
     assert upserts == []  # everything new: inserts only
@@ -213,22 +210,22 @@ def test_only_existing_documents_are_upserted(
     again = [article("c" * 16), article("a" * 16, fetched_at=T1), node([link("t1"), link("t3")])]
     counts = store.write_pages(again, now=T1)
     assert upserts == [
-        ("articles", [NewsStore._page_update(again[1], T1)]),
-        ("nodes", [NewsStore._page_update(again[2], T1)]),
-        ("links", [NewsStore._link_update(again[2]["links"][0], again[2], T1)]),
+        ("articles", [page_update(again[1], T1)]),
+        ("nodes", [page_update(again[2], T1)]),
+        ("links", [link_update(again[2]["links"][0], again[2], T1)]),
     ]
     assert counts == {
         "articles": 2, "nodes": 1, "links": 2,
         "new_articles": 1, "new_nodes": 0, "new_links": 1, "errors": 0,
     }  # fmt: skip
-    assert store.articles.find_one({"fp": "a" * 16})["first_seen"] == T0
+    assert store.articles.find_one({"fp": "a" * 16})["first_seen"] == T1  # the first run clock
     assert store.articles.count_documents({}) == 3 and store.links.count_documents({}) == 3
 
     # a key twice in one batch: the first write inserts, the second follows as its upsert
     upserts.clear()
     twice = [article("d" * 16, weight=0.2), article("d" * 16, weight=0.9, title="second")]
     counts = store.write_pages(twice, now=T1)
-    assert upserts == [("articles", [NewsStore._page_update(twice[1], T1)])]
+    assert upserts == [("articles", [page_update(twice[1], T1)])]
     assert counts["articles"] == 2 and counts["new_articles"] == 1
     doc = store.articles.find_one({"fp": "d" * 16})
     assert doc["title"] == "second" and doc["weight"] == 0.9
@@ -240,18 +237,18 @@ def test_mostly_known_documents_are_upserted_directly(
     """A batch after one of mostly known documents (a re-crawl) skips the inserts, which would
     fail; a batch after one with enough new documents inserts first again."""
     calls: list[tuple[str, int]] = []
-    bulk, bulk_insert = store._bulk, store._bulk_insert
+    bulk, bulk_insert = store.bulk.write, store.bulk.insert
 
-    def spy_bulk(name, ops, retries, backoff):
+    def spy_bulk(name, ops, retries, backoff, **kwargs):
         calls.append(("upsert", len(ops)))
-        return bulk(name, ops, retries, backoff)
+        return bulk(name, ops, retries, backoff, **kwargs)
 
     def spy_insert(name, docs, retries, backoff):
         calls.append(("insert", len(docs)))
         return bulk_insert(name, docs, retries, backoff)
 
-    monkeypatch.setattr(store, "_bulk", spy_bulk)
-    monkeypatch.setattr(store, "_bulk_insert", spy_insert)
+    monkeypatch.setattr(store.bulk, "write", spy_bulk)
+    monkeypatch.setattr(store.bulk, "insert", spy_insert)
 
     def batch(start: int, stop: int) -> list[dict]:
         return [article(f"{i:016x}", fetched_at=T1) for i in range(start, stop)]
@@ -357,7 +354,7 @@ def test_text_index_depends_on_the_server(store: NewsStore) -> None:
     secantus = "secantusVersion" in store.client.admin.command("buildInfo")
     # SecantusDB refuses text indexes (code 67 CannotCreateIndex); MongoDB builds one
     assert store.text_index is (not secantus)
-    assert store._has_text_index() is (not secantus)
+    assert store._pages.has_text_index() is (not secantus)
 
 
 def test_update_operators_the_store_relies_on(store: NewsStore) -> None:
@@ -458,75 +455,3 @@ def test_bad_documents_are_counted_not_fatal(store: NewsStore) -> None:
     assert counts["errors"] == 4
     assert counts["articles"] == 1 and counts["nodes"] == 1 and counts["links"] == 1
     assert store.articles.distinct("fp") == ["a" * 16]
-
-
-def test_spill_round_trip(tmp_path: Path) -> None:
-    path = tmp_path / "spill" / "pages.jsonl"
-    docs = [article(title="Bürgerschaft 选举"), node([link("t1")])]
-    assert spill(docs, path) == 2
-    assert spill([], path) == 0
-    assert spill(docs[:1], path) == 1
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 3 and "选举" in lines[0]
-    assert json.loads(lines[0])["published"] == {"$date": "2024-10-01T08:00:00Z"}
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write('{"kind": "article", "fp": "torn')  # a crash mid-line
-    loaded = load_spill(path)
-    assert loaded == [docs[0], docs[1], docs[0]]
-    assert loaded[0]["published"].tzinfo is not None and loaded[0]["published"] == T0
-
-
-def test_unavailable_server_raises_after_retries_and_spill_replays(
-    tmp_path: Path, embedded: EmbeddedMongo
-) -> None:
-    server = EmbeddedMongo(tmp_path / "doomed")
-    doomed = NewsStore.connect(server.start(), "newscrawl", timeout=0.3)
-    live = NewsStore.connect(embedded.uri, f"test_{uuid.uuid4().hex[:12]}", timeout=5.0)
-    spill_file = tmp_path / "spill.jsonl"
-    try:
-        assert doomed.write_pages([article("z" * 16)])["articles"] == 1
-        os.kill(server.pid, signal.SIGKILL)  # the database goes away
-        while embedded_mod.pid_alive(server.pid):
-            time.sleep(0.02)
-
-        docs = [article(), node([link("t1"), link("t2")])]
-        started = time.monotonic()
-        with pytest.raises(StoreUnavailable) as info:
-            doomed.write_pages(docs, retries=2, backoff=0.05)
-        elapsed = time.monotonic() - started
-        assert 0.15 <= elapsed < 10  # 3 attempts, backoff 0.05 + 0.1 s
-        assert info.value.docs == docs
-        assert spill(info.value.docs, spill_file) == 2
-
-        # replay while the server is still down: nothing lost, the file keeps every doc
-        with pytest.raises(StoreUnavailable):
-            doomed.replay_spill(spill_file, retries=0)
-        assert load_spill(spill_file) == docs
-        assert list(tmp_path.glob("spill.jsonl.replay-*")) == []
-
-        # the database is back (here: another server): replay writes and removes the file
-        counts = live.replay_spill(spill_file, batch_size=1)
-        assert counts["articles"] == 1 and counts["nodes"] == 1 and counts["links"] == 2
-        assert not spill_file.exists()
-        assert live.articles.find_one({"fp": "a" * 16})["published"] == T0
-        assert live.links.count_documents({"source_fp": "n" * 16}) == 2
-        assert set(live.replay_spill(spill_file).values()) == {0}  # no file: nothing to do
-    finally:
-        server.stop()
-        doomed.close()
-        live.client.drop_database(live.db.name)
-        live.close()
-
-
-def test_spill_target_names_the_database_not_the_credentials():
-    from newscrawl.store import spill_target
-
-    assert spill_target("mongodb://127.0.0.1:41234/", "newscrawl", embedded=True) == \
-        "embedded-newscrawl"
-    a = spill_target("mongodb://user:secret@db1:27017/", "newscrawl", embedded=False)
-    assert a == spill_target("mongodb://other:pw@db1:27017/?retryWrites=true", "newscrawl",
-                             embedded=False)
-    assert a.startswith("mongo-") and len(a) == 16 and "secret" not in a
-    assert a != spill_target("mongodb://db2:27017/", "newscrawl", embedded=False)
-    assert a != spill_target("mongodb://db1:27017/", "news2", embedded=False)
-    assert spill_target("not a uri", "newscrawl", embedded=False).startswith("mongo-")
