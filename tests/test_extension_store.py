@@ -105,14 +105,14 @@ def test_a_bad_uri_closes_the_spider(tmp_path):
     assert crawler.stats.get_value("newscrawl/store/errors") == 1
 
 
-def test_prepare_replays_then_upgrades_with_the_page_fingerprint(tmp_path):
+def test_prepare_upgrades_with_the_page_fingerprint_before_any_write(tmp_path):
     crawler = _crawler("mongodb://unused/", tmp_path)
     ext = crawler.get_extension(StoreExtension)
     store = Mock()
     store.replay_spill.return_value = {"articles": 2, "nodes": 1}
     store.upgrade.return_value = {"pages": 3}
     assert ext._prepare(store, tmp_path / "spill.jsonl") is True
-    assert [call[0] for call in store.method_calls] == ["ensure_indexes", "replay_spill", "upgrade"]
+    assert [call[0] for call in store.method_calls] == ["upgrade", "ensure_indexes", "replay_spill"]
     store.upgrade.assert_called_once_with(ext.page_fp)
     assert ext.page_fp("http://www.x.example/") == crawler.request_fingerprinter.page_fp(
         "http://x.example/")  # the crawler's page fingerprint

@@ -183,8 +183,9 @@ def test_inserts_store_what_the_upserts_stored(store: NewsStore) -> None:
         write_round(second, {"articles": 3, "nodes": 1, "links": 2, "new_articles": 1,
                              "new_nodes": 0, "new_links": 1, "errors": 0}, later)
         doc = store.articles.find_one({"fp": "a" * 16})
-        # the run clock, not the item's fetched_at (T0 / T1), stamps first_seen and last_seen
-        assert doc["first_seen"] == T1 and doc["last_seen"] == later and doc["weight"] == 0.7
+        # the item's fetch time (stamped by the run clock) is when the page was seen: first
+        # fetched at T0, last at T1; the writer's clock (T1 / later) only stands in without one
+        assert doc["first_seen"] == T0 and doc["last_seen"] == T1 and doc["weight"] == 0.7
         assert doc["title"] == "Election results (final)"
     finally:
         store.client.drop_database(reference.db.name)
@@ -218,7 +219,7 @@ def test_only_existing_documents_are_upserted(
         "articles": 2, "nodes": 1, "links": 2,
         "new_articles": 1, "new_nodes": 0, "new_links": 1, "errors": 0,
     }  # fmt: skip
-    assert store.articles.find_one({"fp": "a" * 16})["first_seen"] == T1  # the first run clock
+    assert store.articles.find_one({"fp": "a" * 16})["first_seen"] == T0  # its first fetch
     assert store.articles.count_documents({}) == 3 and store.links.count_documents({}) == 3
 
     # a key twice in one batch: the first write inserts, the second follows as its upsert

@@ -173,8 +173,9 @@ class NewsStore:
                 ``"article"`` (→ ``articles``) or ``"node"`` (→ ``nodes``, its ``links`` list of
                 dicts → ``links``, keyed by ``(source_fp, target_fp)``). A doc without ``fp`` or
                 with another kind is counted in ``errors`` and skipped.
-            now: the run clock: ``first_seen`` (of new documents) and ``last_seen``. None: each
-                doc's ``fetched_at``, else the wall clock (replays from the command line).
+            now: the run clock, for documents without a ``fetched_at``: ``first_seen`` (of new
+                documents) and ``last_seen`` are the doc's ``fetched_at``, else ``now``, else the
+                wall clock (replays from the command line).
             retries: further attempts after a connection failure.
             backoff: seconds before the first retry; doubled for each next one.
 
@@ -343,8 +344,8 @@ class NewsStore:
         """Merge run ``run``'s staged writes into the live collections and drop them: one
         transaction where the server has them (``atomic``), else idempotent upserts completed
         by the next call when cut short (:mod:`newscrawl.store.shadow`). Item documents keep
-        :meth:`write_pages`' semantics, with ``now`` (the run clock) as their seen time; ``now``
-        also stamps the commit marker (None: the wall clock).
+        :meth:`write_pages`' semantics (seen at their ``fetched_at``, else ``now``); ``now`` (the
+        run clock) also stamps the commit marker (None: the wall clock).
 
         Returns:
             ``{"items", "pages", "hosts", "versions"}`` documents merged, and ``"atomic"``.

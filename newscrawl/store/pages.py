@@ -12,9 +12,9 @@ weights (a recomputation). All writes are idempotent, so a batch can be retried 
 a spill file without double counting. New documents go in as inserts where that is cheaper
 (:mod:`newscrawl.store.bulk`).
 
-Time stamps: ``first_seen`` / ``last_seen`` are the run clock ``now`` given by the caller; with
-no ``now`` (a spill replayed by the command line) the document's ``fetched_at``, else the wall
-clock. A document's own ``first_seen`` / ``last_seen`` are kept as they are.
+Time stamps: ``first_seen`` / ``last_seen`` are the time the page was fetched (the item's
+``fetched_at``, stamped by the run clock); a document without one gets the caller's run clock
+``now``, else the wall clock. A document's own ``first_seen`` / ``last_seen`` are kept as they are.
 
 Search: with a text index (real MongoDB) a ``$text`` search; SecantusDB has none, so every term
 must occur in the title or text (case-insensitive regex). The text index uses
@@ -71,12 +71,12 @@ def search_terms(query: str) -> list[str]:
 
 
 def _seen(doc: Mapping[str, Any], now: dt.datetime | None) -> dt.datetime:
-    """The time a page or link was seen: the run clock, else its fetch time, else the wall
-    clock."""
-    if now is not None:
-        return now
+    """The time a page or link was seen: its fetch time (the run clock's, stamped on the item),
+    else the run clock ``now``, else the wall clock."""
     fetched = doc.get("fetched_at")
-    return fetched if isinstance(fetched, dt.datetime) else utcnow()
+    if isinstance(fetched, dt.datetime):
+        return fetched
+    return now if now is not None else utcnow()
 
 
 def page_spec(doc: Mapping[str, Any], now: dt.datetime | None) -> Spec:
