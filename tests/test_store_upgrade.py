@@ -128,7 +128,7 @@ def test_upgrade_rekeys_from_the_urls_and_merges_collisions(store: NewsStore) ->
     assert store.pages.count_documents({}) == 3
     # the most recently fetched article survives, with the earliest first_seen, highest weight
     (art,) = store.articles.find()
-    assert art["title"] == "newest" and art["first_seen"] == T0 and art["weight"] == 0.9
+    assert art["title"] == "newest" and art["first_seen"] == at(2) and art["weight"] == 0.9
     assert store.links.count_documents({}) == 2
     # the merged article's versions, renumbered in the order they were archived
     versions = sorted((v["version"], v["archived_at"]) for v in store.versions.find())
