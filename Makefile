@@ -3,7 +3,7 @@
 #   make test
 #   make bench       every benchmark at its quick size, each target met / NOT met
 #                    (BENCH_ARGS="--only recrawl,revisit_sim" or "--full")
-#   make typecheck   mypy over newscrawl/ (strict for newscrawl/algorithms; mypy.ini)
+#   make typecheck   mypy over the production packages (strict for newscrawl/algorithms; mypy.ini)
 PYTHON ?= python3.11
 VENV := .venv
 REPLAY_VENV := .venv-replay
@@ -44,7 +44,7 @@ bench: $(VENV)/.installed
 	$(VENV)/bin/python benchmarks/bench.py $(BENCH_ARGS)
 
 typecheck: $(VENV)/.installed
-	$(VENV)/bin/python -m mypy newscrawl
+	$(VENV)/bin/python -m mypy newscrawl extensions spiders middlewares pipelines
 
 clean:
 	rm -rf $(VENV) $(REPLAY_VENV) .pytest_cache

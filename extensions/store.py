@@ -71,7 +71,7 @@ async def wait_for(future: Future[_T]) -> _T:
         else:
             deferred.callback(done.result())
 
-    call_from_thread = reactor.callFromThread  # type: ignore[attr-defined]
+    call_from_thread = reactor.callFromThread
     future.add_done_callback(lambda done: call_from_thread(fire, done))
     return await maybe_deferred_to_future(deferred)
 

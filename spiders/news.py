@@ -139,7 +139,7 @@ class NewsSpider(scrapy.Spider):
             raise RuntimeError("the news spider is not open (spider_opened not sent)")
         return self._page_fp(url)
 
-    async def start(self):  # type: ignore[override]
+    async def start(self):
         if self.skipped_entries:  # here, not in from_crawler: the stats exist from now on
             self.crawler.stats.set_value("newscrawl/seeds/skipped", len(self.skipped_entries))
         # Incremental re-runs (the crawl state is loaded before this runs): the seeds carry

@@ -29,8 +29,8 @@ import logging
 
 from typing import Any
 
-from scrapy_redis.connection import get_redis_from_settings  # type: ignore[import-untyped]
-from scrapy_redis.dupefilter import RFPDupeFilter  # type: ignore[import-untyped]
+from scrapy_redis.connection import get_redis_from_settings
+from scrapy_redis.dupefilter import RFPDupeFilter
 
 from newscrawl.algorithms.fingerprint import FINGERPRINT_BYTES
 from newscrawl.algorithms.urlcache import LRUSet

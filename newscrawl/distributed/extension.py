@@ -24,7 +24,7 @@ from typing import Any
 from redis.exceptions import RedisError
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy_redis.connection import get_redis_from_settings  # type: ignore[import-untyped]
+from scrapy_redis.connection import get_redis_from_settings
 
 from newscrawl.distributed import keys
 from newscrawl.distributed.frontier import RedisFrontier

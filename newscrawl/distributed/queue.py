@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.utils.request import request_from_dict
-from scrapy_redis.queue import Base  # type: ignore[import-untyped]
+from scrapy_redis.queue import Base
 
 from newscrawl.algorithms.fingerprint import canonical_host
 from newscrawl.distributed.frontier import Popped, RedisFrontier, Wait

@@ -67,7 +67,7 @@ from scrapy.utils.asyncio import (
     sleep,
 )
 from scrapy.utils.misc import load_object
-from scrapy_redis.scheduler import Scheduler  # type: ignore[import-untyped]
+from scrapy_redis.scheduler import Scheduler
 from twisted.internet.task import LoopingCall
 
 from newscrawl.algorithms.politeness import next_delay
