@@ -26,7 +26,6 @@ import logging
 from typing import Any
 
 import scrapy
-from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
 
 from newscrawl import defaults, meta
@@ -35,6 +34,7 @@ from newscrawl.algorithms.linkclass import CONTENT, NODE, LinkClass, classify_pa
 from newscrawl.algorithms.linkextract import ExtractionStats, extract_links
 from newscrawl.algorithms.newsrank import link_score, validate_weights
 from newscrawl.algorithms.urls import host_of, registered_domain
+from newscrawl.components import require_enabled, settings_kwargs
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.items import NodeItem
 from newscrawl.meta import PageContext
@@ -42,6 +42,9 @@ from newscrawl.meta import PageContext
 logger = logging.getLogger(__name__)
 
 _PREFIX = "newscrawl/linkclass"
+#: Keyword arguments read from ``NEWSCRAWL_LINKCLASS_<NAME>``.
+_OPTIONS = ("min_group", "dominant_ratio", "follow_crosswise", "crosswise_content", "use_shape",
+            "max_links", "max_frame_depth")
 
 
 class LinkClassificationMiddleware:
@@ -76,22 +79,10 @@ class LinkClassificationMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> LinkClassificationMiddleware:
         s = crawler.settings
-        if not s.getbool("NEWSCRAWL_LINKCLASS_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_LINKCLASS_ENABLED is off")
-        return cls(
-            crawler.stats,
-            page_fp=page_fingerprint(crawler),
-            min_group=s.getint("NEWSCRAWL_LINKCLASS_MIN_GROUP"),
-            dominant_ratio=s.getfloat("NEWSCRAWL_LINKCLASS_DOMINANT_RATIO"),
-            follow_crosswise=s.getbool("NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE"),
-            crosswise_content=s.getbool("NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT"),
-            use_shape=s.getbool("NEWSCRAWL_LINKCLASS_USE_SHAPE"),
-            max_links=s.getint("NEWSCRAWL_LINKCLASS_MAX_LINKS"),
-            max_frame_depth=s.getint("NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH"),
-            weights=s.getdict("NEWSCRAWL_NEWSRANK_WEIGHTS"),
-            floor=s.getfloat("NEWSCRAWL_NEWSRANK_FLOOR"),
-            crawler=crawler,
-        )
+        require_enabled(s, "NEWSCRAWL_LINKCLASS_ENABLED")
+        options = settings_kwargs(s, "NEWSCRAWL_LINKCLASS_", *_OPTIONS)
+        options.update(settings_kwargs(s, "NEWSCRAWL_NEWSRANK_", "weights", "floor"))
+        return cls(crawler.stats, page_fp=page_fingerprint(crawler), crawler=crawler, **options)
 
     # Scrapy calls the async variant for async callbacks and the sync one otherwise.
     def process_spider_output(self, response, result, spider=None):
