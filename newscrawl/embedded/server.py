@@ -49,14 +49,17 @@ PORT_ATTEMPTS = 3
 STOP_TIMEOUT = 10.0
 
 
-def _folder_path(name: str, doc: str) -> property:
-    """A read-only property: the path ``name`` of the server's :class:`DataFolder`."""
+class _FolderPath:
+    """A read-only attribute of :class:`EmbeddedMongo`: the path ``name`` of its
+    :class:`DataFolder`."""
 
-    def get(server: EmbeddedMongo) -> Path:
-        path: Path = getattr(server.folder, name)
+    def __init__(self, name: str, doc: str) -> None:
+        self.name = name
+        self.__doc__ = doc
+
+    def __get__(self, server: EmbeddedMongo, owner: type | None = None) -> Path:
+        path: Path = getattr(server.folder, self.name)
         return path
-
-    return property(get, doc=doc)
 
 
 class EmbeddedMongo:
@@ -96,10 +99,10 @@ class EmbeddedMongo:
         self._lease: Path | None = None
 
     # paths, for callers and tests
-    data_dir = _folder_path("root", "The absolute data folder.")
-    db_dir = _folder_path("db_dir", "The server's WiredTiger folder (DATA_DIR/db).")
-    state_file = _folder_path("state_file", "DATA_DIR/server.json.")
-    log_file = _folder_path("log_file", "DATA_DIR/server.log.")
+    data_dir = _FolderPath("root", "The absolute data folder.")
+    db_dir = _FolderPath("db_dir", "The server's WiredTiger folder (DATA_DIR/db).")
+    state_file = _FolderPath("state_file", "DATA_DIR/server.json.")
+    log_file = _FolderPath("log_file", "DATA_DIR/server.log.")
 
     @property
     def uri(self) -> str | None:
