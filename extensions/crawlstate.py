@@ -44,6 +44,7 @@ from extensions.store import StoreExtension, wait_for
 from newscrawl import defaults
 from newscrawl.algorithms.pagerank import PageInfo, eviction_order, pagerank
 from newscrawl.algorithms.revisitplan import RevisitConfig
+from newscrawl.components import settings_kwargs
 from newscrawl.crawlstate import RunState, parse_budget, parse_now
 from newscrawl.store import NewsStore, StoreError
 from spiders.requests import due_article_requests
@@ -104,24 +105,17 @@ class CrawlStateExtension:
         budget = getattr(spider, "budget", None)
         if budget in (None, ""):
             budget = s.get("NEWSCRAWL_BUDGET")
-        cfg = RevisitConfig(
-            min_interval=s.getfloat("NEWSCRAWL_REVISIT_MIN_INTERVAL"),
-            max_interval=s.getfloat("NEWSCRAWL_REVISIT_MAX_INTERVAL"),
-            miss_interval=s.getfloat("NEWSCRAWL_REVISIT_MISS_INTERVAL"),
-            history=s.getint("NEWSCRAWL_REVISIT_HISTORY"),
-            channel_prior=s.getfloat("NEWSCRAWL_REVISIT_CHANNEL_PRIOR"),
-        )
+        cfg = RevisitConfig(**settings_kwargs(
+            s, "NEWSCRAWL_REVISIT_", "min_interval", "max_interval", "miss_interval", "history",
+            "channel_prior"))
         state = RunState(cfg, now=parse_now(now), budget=parse_budget(budget),
                          strikes=s.getint("NEWSCRAWL_HEADPROBE_STRIKES"),
                          mode=str(s.get("NEWSCRAWL_UPDATE_MODE")).lower())
-        ext = cls(crawler, state,
-                  revisit=s.getbool("NEWSCRAWL_REVISIT_ENABLED"),
-                  flush_size=s.getint("NEWSCRAWL_REVISIT_FLUSH_SIZE"),
-                  flush_interval=s.getfloat("NEWSCRAWL_REVISIT_FLUSH_INTERVAL"),
-                  pagerank=s.getbool("NEWSCRAWL_PAGERANK_ENABLED"),
-                  damping=s.getfloat("NEWSCRAWL_PAGERANK_DAMPING"),
-                  max_pages=s.getint("NEWSCRAWL_MAX_PAGES"),
-                  evict_misses=s.getint("NEWSCRAWL_EVICT_MISSES"))
+        ext = cls(crawler, state, **settings_kwargs(
+            s, "NEWSCRAWL_", "max_pages", "evict_misses",
+            revisit="NEWSCRAWL_REVISIT_ENABLED", flush_size="NEWSCRAWL_REVISIT_FLUSH_SIZE",
+            flush_interval="NEWSCRAWL_REVISIT_FLUSH_INTERVAL",
+            pagerank="NEWSCRAWL_PAGERANK_ENABLED", damping="NEWSCRAWL_PAGERANK_DAMPING"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)

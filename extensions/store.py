@@ -38,12 +38,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from scrapy import signals
-from scrapy.exceptions import CloseSpider, NotConfigured
+from scrapy.exceptions import CloseSpider
 from scrapy.utils.asyncio import create_looping_call, is_asyncio_available, run_in_thread
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from newscrawl import defaults
+from newscrawl.components import require_enabled, settings_kwargs
 from newscrawl.durability import Durable
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
@@ -116,18 +117,14 @@ class StoreExtension(Durable):
     @classmethod
     def from_crawler(cls, crawler: Any) -> StoreExtension:
         s = crawler.settings
-        if not s.getbool("NEWSCRAWL_MONGO_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_MONGO_ENABLED is off")
-        writer = BufferedWriter(batch_size=s.getint("NEWSCRAWL_MONGO_BATCH_SIZE"),
-                                flush_interval=s.getfloat("NEWSCRAWL_MONGO_FLUSH_INTERVAL"),
-                                stats=crawler.stats)
+        require_enabled(s, "NEWSCRAWL_MONGO_ENABLED")
+        writer = BufferedWriter(stats=crawler.stats, **settings_kwargs(
+            s, "NEWSCRAWL_MONGO_", "batch_size", "flush_interval"))
         ext = cls(crawler.stats, writer, page_fp=page_fingerprint(crawler),
-                  uri=s.get("NEWSCRAWL_MONGO_URI") or "",
-                  database=s.get("NEWSCRAWL_MONGO_DATABASE"),
-                  data_dir=s.get("NEWSCRAWL_DATA_DIR"),
-                  timeout=s.getfloat("NEWSCRAWL_MONGO_TIMEOUT"),
-                  embedded_port=s.getint("NEWSCRAWL_EMBEDDED_PORT"),
-                  start_timeout=s.getfloat("NEWSCRAWL_EMBEDDED_START_TIMEOUT"))
+                  uri=s.get("NEWSCRAWL_MONGO_URI") or "", **settings_kwargs(
+                      s, "NEWSCRAWL_MONGO_", "database", "timeout", data_dir="NEWSCRAWL_DATA_DIR",
+                      embedded_port="NEWSCRAWL_EMBEDDED_PORT",
+                      start_timeout="NEWSCRAWL_EMBEDDED_START_TIMEOUT"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext

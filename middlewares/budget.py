@@ -27,10 +27,11 @@ import logging
 from typing import Any
 
 from scrapy import Request
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import IgnoreRequest
 
 from extensions.crawlstate import CrawlStateExtension
 from newscrawl import meta
+from newscrawl.components import require_extension
 from newscrawl.crawlstate import RunState
 
 logger = logging.getLogger(__name__)
@@ -46,10 +47,7 @@ class BudgetMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> BudgetMiddleware:
-        run = crawler.get_extension(CrawlStateExtension)
-        if run is None:
-            raise NotConfigured("needs extensions.crawlstate.CrawlStateExtension in EXTENSIONS")
-        return cls(run.state, crawler.stats)
+        return cls(require_extension(crawler, CrawlStateExtension).state, crawler.stats)
 
     def process_request(self, request: Request, spider: Any = None) -> None:
         if self.state.budget is None:

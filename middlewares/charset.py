@@ -28,11 +28,11 @@ import codecs
 import logging
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, TextResponse
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
 from newscrawl.algorithms.charset import detect_encoding
+from newscrawl.components import require_enabled
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -60,8 +60,7 @@ class CharsetMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CharsetMiddleware:
-        if not crawler.settings.getbool("NEWSCRAWL_CHARSET_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_CHARSET_ENABLED is off")
+        require_enabled(crawler.settings, "NEWSCRAWL_CHARSET_ENABLED")
         return cls(stats=crawler.stats)
 
     def process_response(

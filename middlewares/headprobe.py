@@ -50,7 +50,7 @@ import logging
 from typing import Any
 
 from scrapy import Request
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
@@ -69,6 +69,7 @@ from newscrawl.algorithms.changedetect import (
 )
 from newscrawl.algorithms.revisit import HOW_CONDITIONAL, HOW_FINGERPRINT, HOW_HEAD
 from newscrawl.algorithms.urls import registered_domain
+from newscrawl.components import require_enabled, require_extension
 from newscrawl.crawlstate import RunState
 from newscrawl.meta import PageContext
 
@@ -96,14 +97,8 @@ class HeadProbeMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> HeadProbeMiddleware:
-        s = crawler.settings
-        if not s.getbool("NEWSCRAWL_REVISIT_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_REVISIT_ENABLED is off")
-        if not s.getbool("NEWSCRAWL_HEADPROBE_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_HEADPROBE_ENABLED is off")
-        run = crawler.get_extension(CrawlStateExtension)
-        if run is None:
-            raise NotConfigured("needs extensions.crawlstate.CrawlStateExtension in EXTENSIONS")
+        require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED", "NEWSCRAWL_HEADPROBE_ENABLED")
+        run = require_extension(crawler, CrawlStateExtension)
         return cls(run.state, crawler.stats, crawler)
 
     def _inc(self, key: str) -> None:

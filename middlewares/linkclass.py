@@ -23,10 +23,10 @@ names, ``www.`` or an alias, is one link — the numbers the store's links colle
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import scrapy
-from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
 
 from newscrawl import defaults, meta
@@ -35,6 +35,7 @@ from newscrawl.algorithms.linkclass import CONTENT, NODE, LinkClass, classify_pa
 from newscrawl.algorithms.linkextract import ExtractionStats, extract_links
 from newscrawl.algorithms.newsrank import link_score, validate_weights
 from newscrawl.algorithms.urls import host_of, registered_domain
+from newscrawl.components import require_enabled, settings_kwargs
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.items import NodeItem
 from newscrawl.meta import PageContext
@@ -42,28 +43,33 @@ from newscrawl.meta import PageContext
 logger = logging.getLogger(__name__)
 
 _PREFIX = "newscrawl/linkclass"
+#: Keyword arguments of classify_page read from ``NEWSCRAWL_LINKCLASS_<NAME>``.
+_CLASSIFY_OPTIONS = ("min_group", "dominant_ratio", "follow_crosswise", "crosswise_content",
+                     "use_shape")
 
 
 class LinkClassificationMiddleware:
-    """Thin adapter from Scrapy to :func:`newscrawl.algorithms.linkclass.classify_page`."""
+    """Thin adapter from Scrapy to :func:`newscrawl.algorithms.linkclass.classify_page`.
+
+    Args:
+        stats: the crawler's stats collector; page_fp: the page fingerprint.
+        classify: keyword arguments of :func:`~newscrawl.algorithms.linkclass.classify_page`
+            (``min_group``, ``dominant_ratio``, ``use_shape``, ``crosswise_content``,
+            ``follow_crosswise``; its defaults are the settings' defaults).
+        max_links: links read per page; max_frame_depth: frames nested at most.
+        weights, floor: the NewsPageRank scoring matrix and lowest score.
+        crawler: gives the spider when Scrapy calls without one.
+    """
 
     def __init__(self, stats: Any, *, page_fp: PageFingerprint,
-                 min_group: int = defaults.NEWSCRAWL_LINKCLASS_MIN_GROUP,
-                 dominant_ratio: float = defaults.NEWSCRAWL_LINKCLASS_DOMINANT_RATIO,
-                 follow_crosswise: bool = defaults.NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE,
-                 crosswise_content: bool = defaults.NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT,
-                 use_shape: bool = defaults.NEWSCRAWL_LINKCLASS_USE_SHAPE,
+                 classify: Mapping[str, Any] | None = None,
                  max_links: int = defaults.NEWSCRAWL_LINKCLASS_MAX_LINKS,
                  max_frame_depth: int = defaults.NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH,
                  weights: dict | None = None, floor: float = defaults.NEWSCRAWL_NEWSRANK_FLOOR,
                  crawler: Any = None) -> None:
         self.stats = stats
         self.page_fp = page_fp
-        self.min_group = min_group
-        self.dominant_ratio = dominant_ratio
-        self.follow_crosswise = follow_crosswise
-        self.crosswise_content = crosswise_content
-        self.use_shape = use_shape
+        self.classify = dict(classify or {})
         self.max_links = max_links
         self.max_frame_depth = max_frame_depth
         self.weights = validate_weights(
@@ -76,22 +82,11 @@ class LinkClassificationMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> LinkClassificationMiddleware:
         s = crawler.settings
-        if not s.getbool("NEWSCRAWL_LINKCLASS_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_LINKCLASS_ENABLED is off")
-        return cls(
-            crawler.stats,
-            page_fp=page_fingerprint(crawler),
-            min_group=s.getint("NEWSCRAWL_LINKCLASS_MIN_GROUP"),
-            dominant_ratio=s.getfloat("NEWSCRAWL_LINKCLASS_DOMINANT_RATIO"),
-            follow_crosswise=s.getbool("NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE"),
-            crosswise_content=s.getbool("NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT"),
-            use_shape=s.getbool("NEWSCRAWL_LINKCLASS_USE_SHAPE"),
-            max_links=s.getint("NEWSCRAWL_LINKCLASS_MAX_LINKS"),
-            max_frame_depth=s.getint("NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH"),
-            weights=s.getdict("NEWSCRAWL_NEWSRANK_WEIGHTS"),
-            floor=s.getfloat("NEWSCRAWL_NEWSRANK_FLOOR"),
-            crawler=crawler,
-        )
+        require_enabled(s, "NEWSCRAWL_LINKCLASS_ENABLED")
+        return cls(crawler.stats, page_fp=page_fingerprint(crawler), crawler=crawler,
+                   classify=settings_kwargs(s, "NEWSCRAWL_LINKCLASS_", *_CLASSIFY_OPTIONS),
+                   **settings_kwargs(s, "NEWSCRAWL_LINKCLASS_", "max_links", "max_frame_depth"),
+                   **settings_kwargs(s, "NEWSCRAWL_NEWSRANK_", "weights", "floor"))
 
     # Scrapy calls the async variant for async callbacks and the sync one otherwise.
     def process_spider_output(self, response, result, spider=None):
@@ -136,10 +131,7 @@ class LinkClassificationMiddleware:
         for name in ("not_http", "fragment_only", "malformed", "truncated"):
             if getattr(extraction, name):
                 self._inc(f"skipped/{name}", getattr(extraction, name))
-        page = classify_page(response.url, raw, min_group=self.min_group,
-                             dominant_ratio=self.dominant_ratio, use_shape=self.use_shape,
-                             crosswise_content=self.crosswise_content,
-                             follow_crosswise=self.follow_crosswise)
+        page = classify_page(response.url, raw, **self.classify)
         site = item.get("site") or registered_domain(host_of(response.url))
         counts: dict[str, int] = {}
         role_counts: dict[str, int] = {}

@@ -41,7 +41,6 @@ from typing import Any
 
 import scrapy
 from itemadapter import ItemAdapter
-from scrapy.exceptions import NotConfigured
 
 from extensions.crawlstate import CrawlStateExtension
 from newscrawl import meta
@@ -54,6 +53,7 @@ from newscrawl.algorithms.changedetect import (
 from newscrawl.algorithms.revisit import HOW_FINGERPRINT, HOW_FIRST
 from newscrawl.algorithms.revisitplan import new_article_priority, yield_priority
 from newscrawl.algorithms.urls import host_of, registered_domain
+from newscrawl.components import require_enabled, require_extension
 from newscrawl.crawlstate import RunState
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.meta import PageContext
@@ -80,11 +80,8 @@ class RevisitSpiderMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> RevisitSpiderMiddleware:
-        if not crawler.settings.getbool("NEWSCRAWL_REVISIT_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_REVISIT_ENABLED is off")
-        run = crawler.get_extension(CrawlStateExtension)
-        if run is None:
-            raise NotConfigured("needs extensions.crawlstate.CrawlStateExtension in EXTENSIONS")
+        require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED")
+        run = require_extension(crawler, CrawlStateExtension)
         return cls(run.state, crawler.stats, page_fp=page_fingerprint(crawler))
 
     def _inc(self, key: str, count: int = 1) -> None:

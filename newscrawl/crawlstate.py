@@ -89,13 +89,25 @@ def parse_budget(value: Any) -> int | None:
     """
     if value is None or value == "":
         return None
+    return parse_whole_number(value, "budget", unit=" of requests") or None
+
+
+def parse_whole_number(value: Any, what: str, *, unit: str = "") -> int:
+    """An argument or setting as a whole number >= 0 (``what`` and ``unit`` name it in errors).
+
+    >>> parse_whole_number("3", "depth")
+    3
+
+    Raises:
+        ValueError: ``"<what> must be a whole number<unit>, got …"`` or ``"<what> must be >= 0, …"``.
+    """
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"budget must be a whole number of requests, got {value!r}") from None
+        raise ValueError(f"{what} must be a whole number{unit}, got {value!r}") from None
     if number < 0:
-        raise ValueError(f"budget must be >= 0, got {number}")
-    return number or None
+        raise ValueError(f"{what} must be >= 0, got {number}")
+    return number
 
 
 class RunClock:

@@ -21,11 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import NotConfigured
 
 from extensions.crawlstate import CrawlStateExtension
 from extensions.store import StoreExtension
 from newscrawl import defaults
+from newscrawl.components import require_enabled, require_extension
 from newscrawl.crawlstate import RunState
 from newscrawl.store.writer import BufferedWriter
 
@@ -51,11 +51,8 @@ class CrawlStatePipeline:
     @classmethod
     def from_crawler(cls, crawler: Any) -> CrawlStatePipeline:
         s = crawler.settings
-        if not s.getbool("NEWSCRAWL_REVISIT_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_REVISIT_ENABLED is off")
-        run = crawler.get_extension(CrawlStateExtension)
-        if run is None:
-            raise NotConfigured("needs extensions.crawlstate.CrawlStateExtension in EXTENSIONS")
+        require_enabled(s, "NEWSCRAWL_REVISIT_ENABLED")
+        run = require_extension(crawler, CrawlStateExtension)
         store = crawler.get_extension(StoreExtension)
         return cls(run.state, store.writer if store is not None else None,
                    versions=s.getbool("NEWSCRAWL_VERSIONS_ENABLED"))

@@ -17,9 +17,9 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 from scrapy import Item
-from scrapy.exceptions import NotConfigured
 
 from extensions.store import StoreExtension, wait_for
+from newscrawl.components import require_enabled, require_extension
 from newscrawl.store.writer import BufferedWriter
 
 
@@ -35,12 +35,8 @@ class MongoPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> MongoPipeline:
-        if not crawler.settings.getbool("NEWSCRAWL_MONGO_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_MONGO_ENABLED is off")
-        store = crawler.get_extension(StoreExtension)
-        if store is None:
-            raise NotConfigured("needs extensions.store.StoreExtension in EXTENSIONS")
-        return cls(store.writer)
+        require_enabled(crawler.settings, "NEWSCRAWL_MONGO_ENABLED")
+        return cls(require_extension(crawler, StoreExtension).writer)
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         # A shallow copy: the item's values are plain data (newscrawl/items.py: str, numbers,

@@ -18,11 +18,11 @@ import logging
 from typing import Any
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import NotConfigured
 
 from extensions.crawlstate import CrawlStateExtension
 from extensions.store import StoreExtension
 from newscrawl.algorithms.newsrank import link_score, propagate, validate_weights
+from newscrawl.components import require_enabled, settings_kwargs
 from newscrawl.crawlstate import RunState
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.store.writer import BufferedWriter
@@ -62,14 +62,13 @@ class NewsRankPipeline:
     @classmethod
     def from_crawler(cls, crawler: Any) -> NewsRankPipeline:
         s = crawler.settings
-        if not s.getbool("NEWSCRAWL_NEWSRANK_ENABLED"):
-            raise NotConfigured("NEWSCRAWL_NEWSRANK_ENABLED is off")
+        require_enabled(s, "NEWSCRAWL_NEWSRANK_ENABLED")
         store = crawler.get_extension(StoreExtension)
         run = crawler.get_extension(CrawlStateExtension)
-        return cls(crawler.stats, weights=s.getdict("NEWSCRAWL_NEWSRANK_WEIGHTS"),
-                   floor=s.getfloat("NEWSCRAWL_NEWSRANK_FLOOR"), page_fp=page_fingerprint(crawler),
+        return cls(crawler.stats, page_fp=page_fingerprint(crawler),
                    writer=store.writer if store is not None else None,
-                   state=run.state if run is not None and run.revisit else None)
+                   state=run.state if run is not None and run.revisit else None,
+                   **settings_kwargs(s, "NEWSCRAWL_NEWSRANK_", "weights", "floor"))
 
     def _edge(self, source: str, target: str, r0: float) -> None:
         key = (source, target)

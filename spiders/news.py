@@ -29,7 +29,7 @@ from newscrawl import meta
 from newscrawl.algorithms.extraction import extract_article
 from newscrawl.algorithms.frontier import STRATEGIES
 from newscrawl.algorithms.urls import host_of, registered_domain
-from newscrawl.crawlstate import RunClock, RunState
+from newscrawl.crawlstate import RunClock, RunState, parse_whole_number
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.items import ArticleItem, NodeItem
 from newscrawl.meta import PageContext
@@ -45,13 +45,7 @@ def parse_depth(value: Any) -> int:
     Raises:
         ValueError: not a whole number >= 0.
     """
-    try:
-        depth = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"news: depth must be a whole number, got {value!r}") from None
-    if depth < 0:
-        raise ValueError(f"news: depth must be >= 0, got {depth}")
-    return depth
+    return parse_whole_number(value, "news: depth")
 
 
 def parse_strategy(value: Any) -> str:

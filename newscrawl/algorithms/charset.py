@@ -55,27 +55,27 @@ from typing import Final
 __all__ = ["decode_html", "detect_encoding", "normalize_label", "prescan_meta_charset"]
 
 #: Longest prefix of the body the ``<meta>`` prescan reads (bytes).
-_PRESCAN_LIMIT: Final = 1 << 20
+_PRESCAN_LIMIT: Final[int] = 1 << 20
 #: A body is still UTF-8 when invalid sequences are at most this share of its non-ASCII bytes.
-_UTF8_MAX_BAD_SHARE: Final = 0.10
+_UTF8_MAX_BAD_SHARE: Final[float] = 0.10
 #: A multi-byte decoding "fits" with at most max(_MB_MAX_BAD_ABS, share × non-ASCII bytes) errors.
-_MB_MAX_BAD_ABS: Final = 2
-_MB_MAX_BAD_SHARE: Final = 0.005
+_MB_MAX_BAD_ABS: Final[int] = 2
+_MB_MAX_BAD_SHARE: Final[float] = 0.005
 #: Chinese test: least share of the sampled characters (non-ASCII bytes decoded as gb18030) that
 #: are among ``_COMMON_HAN``. Measured on the shared corpus: 0.29-0.77 on the 25 GBK pages (24
 #: of set 12, the Xinhua page of set 06); at most 0.09 for Japanese, Korean, traditional
 #: Chinese, Thai, Arabic, Russian and Ukrainian news text encoded as EUC-JP, Shift_JIS, EUC-KR,
 #: Big5, cp874, cp1256, cp1251 or KOI8-R and decoded as gb18030.
-_GB_MIN_COMMON_SHARE: Final = 0.2
+_GB_MIN_COMMON_SHARE: Final[float] = 0.2
 #: Western test: at most this share of the non-ASCII bytes sit in runs of 3 or more.
-_WESTERN_MAX_RUN_SHARE: Final = 0.2
+_WESTERN_MAX_RUN_SHARE: Final[float] = 0.2
 #: Fewest non-ASCII bytes for the statistical tests to be meaningful.
-_MIN_EVIDENCE: Final = 8
+_MIN_EVIDENCE: Final[int] = 8
 #: Statistics window: bytes read from the first non-UTF-8 byte on; non-ASCII bytes of it sampled;
 #: bytes of it scanned for runs by the Western test.
-_WINDOW: Final = 64 * 1024
-_SAMPLE: Final = 8 * 1024
-_RUN_WINDOW: Final = 16 * 1024
+_WINDOW: Final[int] = 64 * 1024
+_SAMPLE: Final[int] = 8 * 1024
+_RUN_WINDOW: Final[int] = 16 * 1024
 
 # The 450 most frequent characters of modern written Chinese (Jun Da's character frequency
 # list, simplified script), which cover well over half of running text.

@@ -198,11 +198,34 @@ def _mean_cv(values: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(var) / mean
 
 
+class _Replayed:
+    """Base of the estimators that replay a page's history to a next due time.
+
+    :meth:`next_interval` is the minimum interval for a page never visited, else the interval
+    from ``now`` to :meth:`due`, clamped; subclasses give :meth:`due`.
+    """
+
+    __slots__ = ()
+
+    def due(self, obs: list[Observation], *, min_interval: float, max_interval: float) -> float:
+        """Absolute time of the next visit after the (cleaned, non-empty) visits ``obs``."""
+        raise NotImplementedError
+
+    def next_interval(
+        self, history: History, now: float, *, min_interval: float, max_interval: float
+    ) -> float:
+        obs = _clean(history)
+        if not obs:
+            return clamp_interval(min_interval, min_interval=min_interval, max_interval=max_interval)
+        due = self.due(obs, min_interval=min_interval, max_interval=max_interval)
+        return _due_to_interval(due, now, min_interval, max_interval)
+
+
 # --- the seed-000 estimators ---------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class HalveDouble:
+class HalveDouble(_Replayed):
     """Proximity rule (邻近法, seed 000), after Risvik & Michelsen 2002.
 
     Start at ``initial_interval``; after each visit, the interval is multiplied by ``decrease``
@@ -230,18 +253,12 @@ class HalveDouble:
             interval = self.step(interval, o.changed, min_interval=min_interval, max_interval=max_interval)
         return interval
 
-    def next_interval(
-        self, history: History, now: float, *, min_interval: float, max_interval: float
-    ) -> float:
-        obs = _clean(history)
-        if not obs:
-            return clamp_interval(min_interval, min_interval=min_interval, max_interval=max_interval)
-        interval = self.current(obs, min_interval=min_interval, max_interval=max_interval)
-        return _due_to_interval(obs[-1].time + interval, now, min_interval, max_interval)
+    def due(self, obs: list[Observation], *, min_interval: float, max_interval: float) -> float:
+        return obs[-1].time + self.current(obs, min_interval=min_interval, max_interval=max_interval)
 
 
 @dataclass(frozen=True, slots=True)
-class TimelyReturn:
+class TimelyReturn(_Replayed):
     """Timely return (及时返回法, seed 000).
 
     While the page stays unchanged the interval doubles, as in the proximity rule; once a change
@@ -253,17 +270,12 @@ class TimelyReturn:
     increase: float = 2.0
     name: str = "timely_return"
 
-    def next_interval(
-        self, history: History, now: float, *, min_interval: float, max_interval: float
-    ) -> float:
-        obs = _clean(history)
-        if not obs:
-            return clamp_interval(min_interval, min_interval=min_interval, max_interval=max_interval)
+    def due(self, obs: list[Observation], *, min_interval: float, max_interval: float) -> float:
         interval = clamp_interval(self.initial_interval, min_interval=min_interval, max_interval=max_interval)
         for o in obs[1:]:
             interval = min_interval if o.changed else interval * self.increase
             interval = clamp_interval(interval, min_interval=min_interval, max_interval=max_interval)
-        return _due_to_interval(obs[-1].time + interval, now, min_interval, max_interval)
+        return obs[-1].time + interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,7 +379,7 @@ def poisson_rate(history: History, *, window: int = 50) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class PoissonRate:
+class PoissonRate(_Replayed):
     """Poisson model (Cho & Garcia-Molina 2003): revisit when a change is ``p`` likely.
 
     With the estimated rate ``λ̂`` the probability of a change within ``I`` is ``1 − e^{−λ̂I}``;
@@ -379,22 +391,16 @@ class PoissonRate:
     window: int = 50
     name: str = "poisson"
 
-    def next_interval(
-        self, history: History, now: float, *, min_interval: float, max_interval: float
-    ) -> float:
-        obs = _clean(history)
-        if not obs:
-            return clamp_interval(min_interval, min_interval=min_interval, max_interval=max_interval)
+    def due(self, obs: list[Observation], *, min_interval: float, max_interval: float) -> float:
         rate = poisson_rate(obs, window=self.window)
         if rate <= 0:
-            return clamp_interval(max_interval, min_interval=min_interval, max_interval=max_interval)
+            return math.inf  # no change seen: the maximum interval
         p = min(max(self.change_probability, 1e-6), 1 - 1e-6)
-        interval = -math.log(1.0 - p) / rate
-        return _due_to_interval(obs[-1].time + interval, now, min_interval, max_interval)
+        return obs[-1].time + -math.log(1.0 - p) / rate
 
 
 @dataclass(frozen=True, slots=True)
-class NutchAdaptive:
+class NutchAdaptive(_Replayed):
     """Apache Nutch ``AdaptiveFetchSchedule`` with the ``nutch-default.xml`` values.
 
     Changed: ``interval ×= 1 − dec_rate`` (0.8) and the modified time becomes the fetch time;
@@ -437,12 +443,7 @@ class NutchAdaptive:
         interval = clamp_interval(interval, min_interval=min_interval, max_interval=max_interval)
         return interval, modified, ref + interval
 
-    def next_interval(
-        self, history: History, now: float, *, min_interval: float, max_interval: float
-    ) -> float:
-        obs = _clean(history)
-        if not obs:
-            return clamp_interval(min_interval, min_interval=min_interval, max_interval=max_interval)
+    def due(self, obs: list[Observation], *, min_interval: float, max_interval: float) -> float:
         interval = clamp_interval(self.initial_interval, min_interval=min_interval, max_interval=max_interval)
         modified = obs[0].time
         due = obs[0].time + interval
@@ -452,7 +453,7 @@ class NutchAdaptive:
                 interval, modified, cur.time, cur.changed,
                 min_interval=min_interval, max_interval=max_interval, last_modified=lm,
             )
-        return _due_to_interval(due, now, min_interval, max_interval)
+        return due
 
 
 # --- per-page choice -----------------------------------------------------------------------

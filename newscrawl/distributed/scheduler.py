@@ -71,6 +71,7 @@ from scrapy_redis.scheduler import Scheduler
 from twisted.internet.task import LoopingCall
 
 from newscrawl.algorithms.politeness import next_delay
+from newscrawl.components import settings_kwargs
 from newscrawl.distributed.dupefilter import BucketDupeFilter
 from newscrawl.distributed.extension import FrontierExtension
 from newscrawl.distributed.frontier import RedisFrontier
@@ -175,14 +176,10 @@ class DistributedScheduler(Scheduler):
             dupefilter_cls=s.get("DUPEFILTER_CLASS") or
             "newscrawl.distributed.dupefilter.BucketDupeFilter",
             serializer=get_serializer(s.get("NEWSCRAWL_REDIS_SERIALIZER")),
-            idle_close=s.getfloat("NEWSCRAWL_REDIS_IDLE_CLOSE"),
-            worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT"),
-            poll_interval=s.getfloat("NEWSCRAWL_REDIS_POLL_INTERVAL"),
-            aliases=s.getdict("NEWSCRAWL_HOST_ALIASES"),
-            fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW"),
-            min_delay=s.getfloat("NEWSCRAWL_POLITENESS_MIN_DELAY"),
-            seen_per_round=s.getbool("NEWSCRAWL_REDIS_SEEN_PER_ROUND"),
-            pop_batch=s.getint("NEWSCRAWL_REDIS_POP_BATCH"),
+            **settings_kwargs(s, "NEWSCRAWL_REDIS_", "idle_close", "worker_timeout", "poll_interval",
+                              "seen_per_round", "pop_batch", aliases="NEWSCRAWL_HOST_ALIASES",
+                              fold_www="NEWSCRAWL_ALIAS_FOLD_WWW",
+                              min_delay="NEWSCRAWL_POLITENESS_MIN_DELAY"),
         )
 
     # --- life cycle -----------------------------------------------------------------------------

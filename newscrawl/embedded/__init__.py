@@ -27,17 +27,9 @@ from newscrawl.embedded.cli import main
 from newscrawl.embedded.control import server_status, stop_server
 from newscrawl.embedded.folder import LOG_ROTATE_BYTES, LOG_TAIL_LINES, DataFolder
 from newscrawl.embedded.health import ping
-from newscrawl.embedded.process import (
-    HOST,
-    SERVER_PROGRAM,
-    find_server_pids,
-    find_server_program,
-    free_port,
-    is_server_process,
-    pid_alive,
-    port_open,
-    terminate,
-)
+from newscrawl.embedded.process import (HOST, SERVER_PROGRAM, find_server_pids, find_server_program,
+                                        free_port, is_server_process, pid_alive, port_open,
+                                        terminate)
 from newscrawl.embedded.server import PORT_ATTEMPTS, STOP_TIMEOUT, EmbeddedMongo
 from newscrawl.embedded.uri import resolve_data_dir, resolve_mongo_uri
 

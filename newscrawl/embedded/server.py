@@ -37,17 +37,9 @@ from typing import Any
 from newscrawl.defaults import NEWSCRAWL_EMBEDDED_START_TIMEOUT
 from newscrawl.embedded.folder import DataFolder, utc_now_iso
 from newscrawl.embedded.health import ping
-from newscrawl.embedded.process import (
-    HOST,
-    find_server_pids,
-    find_server_program,
-    free_port,
-    is_server_process,
-    pid_alive,
-    port_open,
-    spawn_detached,
-    terminate,
-)
+from newscrawl.embedded.process import (HOST, find_server_pids, find_server_program, free_port,
+                                        is_server_process, pid_alive, port_open, spawn_detached,
+                                        terminate)
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +47,19 @@ logger = logging.getLogger(__name__)
 PORT_ATTEMPTS = 3
 #: Default seconds between SIGTERM and SIGKILL when a server is stopped.
 STOP_TIMEOUT = 10.0
+
+
+class _FolderPath:
+    """A read-only attribute of :class:`EmbeddedMongo`: the path ``name`` of its
+    :class:`DataFolder`."""
+
+    def __init__(self, name: str, doc: str) -> None:
+        self.name = name
+        self.__doc__ = doc
+
+    def __get__(self, server: EmbeddedMongo, owner: type | None = None) -> Path:
+        path: Path = getattr(server.folder, self.name)
+        return path
 
 
 class EmbeddedMongo:
@@ -94,25 +99,10 @@ class EmbeddedMongo:
         self._lease: Path | None = None
 
     # paths, for callers and tests
-    @property
-    def data_dir(self) -> Path:
-        """The absolute data folder."""
-        return self.folder.root
-
-    @property
-    def db_dir(self) -> Path:
-        """The server's WiredTiger folder (DATA_DIR/db)."""
-        return self.folder.db_dir
-
-    @property
-    def state_file(self) -> Path:
-        """DATA_DIR/server.json."""
-        return self.folder.state_file
-
-    @property
-    def log_file(self) -> Path:
-        """DATA_DIR/server.log."""
-        return self.folder.log_file
+    data_dir = _FolderPath("root", "The absolute data folder.")
+    db_dir = _FolderPath("db_dir", "The server's WiredTiger folder (DATA_DIR/db).")
+    state_file = _FolderPath("state_file", "DATA_DIR/server.json.")
+    log_file = _FolderPath("log_file", "DATA_DIR/server.log.")
 
     @property
     def uri(self) -> str | None:

@@ -131,6 +131,17 @@ def guarded_iter(items: Iterator[_R], what: str) -> Iterator[_R]:
         raise translate(exc, what) from exc
 
 
+class _Handle:
+    """A read-only attribute of :class:`Collections`: the handle of one collection (looked up
+    in ``by_name`` at every access, so a swapped handle is seen)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, colls: Collections, owner: type | None = None) -> Coll:
+        return colls.by_name[self.name]
+
+
 class Collections:
     """The collection handles of one store database, shared by the store's parts.
 
@@ -162,38 +173,12 @@ class Collections:
     def __getitem__(self, name: str) -> Coll:
         return self.by_name[name]
 
-    @property
-    def articles(self) -> Coll:
-        return self.by_name[ARTICLES]
-
-    @property
-    def nodes(self) -> Coll:
-        return self.by_name[NODES]
-
-    @property
-    def links(self) -> Coll:
-        return self.by_name[LINKS]
-
-    @property
-    def pages(self) -> Coll:
-        return self.by_name[PAGES]
-
-    @property
-    def hosts(self) -> Coll:
-        return self.by_name[HOSTS]
-
-    @property
-    def versions(self) -> Coll:
-        return self.by_name[VERSIONS]
-
-    @property
-    def staging(self) -> Coll:
-        return self.by_name[STAGING]
-
-    @property
-    def schedule(self) -> Coll:
-        return self.by_name[SCHEDULE]
-
-    @property
-    def meta(self) -> Coll:
-        return self.by_name[META]
+    articles = _Handle(ARTICLES)
+    nodes = _Handle(NODES)
+    links = _Handle(LINKS)
+    pages = _Handle(PAGES)
+    hosts = _Handle(HOSTS)
+    versions = _Handle(VERSIONS)
+    staging = _Handle(STAGING)
+    schedule = _Handle(SCHEDULE)
+    meta = _Handle(META)
