@@ -178,14 +178,22 @@ CANDIDATE_LABEL = "channel-scheduler (candidate; simulation only, not on the cra
 
 @dataclass(frozen=True)
 class SimConfig:
+    """The simulated sites and the revisit policies' bounds."""
+
+    #: channel-page requests per hour each policy may send, one simulation per budget
+    budgets: tuple[int, ...] = (600, 1200, 2400)
+    #: channel pages, on this many hosts; each index lists its newest ``index_size`` articles
     channels: int = 320
     hosts: int = 32
+    index_size: int = 20
+    #: simulated span, and the spans left out of the figures at its start and end (days)
     days: float = 7.0
     warmup_days: float = 1.0
     tail_days: float = 1.0
-    index_size: int = 20
-    rate_min: float = 1.0  # articles/day
+    #: publishing rates of the channels, log-uniform between these (articles/day)
+    rate_min: float = 1.0
     rate_max: float = 200.0
+    #: revisit interval bounds of every policy (seconds)
     min_interval: float = 60.0
     max_interval: float = DAY
     initial_interval: float = HOUR
@@ -196,7 +204,6 @@ class SimConfig:
     trust_after: int = 6
     fill_idle: bool = False  # Nutch and halve/double also fetch the earliest-due page when none is due
     seed: int = 20240601
-    budgets: tuple[int, ...] = (600, 1200, 2400)
 
 
 # --- the world ----------------------------------------------------------------------------

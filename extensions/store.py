@@ -95,15 +95,12 @@ class StoreExtension(Durable):
                  timeout: float = defaults.NEWSCRAWL_MONGO_TIMEOUT,
                  embedded_port: int = defaults.NEWSCRAWL_EMBEDDED_PORT,
                  start_timeout: float = defaults.NEWSCRAWL_EMBEDDED_START_TIMEOUT) -> None:
-        self.stats = stats
-        self.writer = writer
-        self.page_fp = page_fp
-        self.setting_uri = uri
-        self.database = database
-        self.data_dir = data_dir
-        self.timeout = timeout
+        self.stats, self.writer, self.page_fp = stats, writer, page_fp
+        #: Where the store is, as configured (resolved once, at open).
+        self.setting_uri, self.database, self.data_dir = uri, database, data_dir
+        #: Seconds: the client's server-selection timeout, the embedded server's start-up wait.
+        self.timeout, self.start_timeout = timeout, start_timeout
         self.embedded_port = embedded_port
-        self.start_timeout = start_timeout
         #: The resolved server URI and the embedded server (None for a real server).
         self.uri = ""
         self.embedded: Any = None
