@@ -191,8 +191,10 @@ class StoreExtension(Durable):
         """
         try:
             counts = store.upgrade(self.page_fp)
-            if any(counts.values()):
-                logger.info("Upgraded the store to the current fingerprints: %s", counts)
+            rekeyed = {k: v for k, v in counts.items() if v and k not in ("version", "from_version")}
+            if rekeyed:
+                logger.info("Upgraded the store to the current fingerprints (schema %d -> %d): %s",
+                            counts["from_version"], counts["version"], rekeyed)
             store.ensure_indexes()
         except StoreUnavailable as exc:  # crawl on: spill, replay at the next start
             logger.error("MongoDB at %s is unreachable (%s): items will be spilled to %s and "

@@ -110,13 +110,28 @@ def test_prepare_upgrades_with_the_page_fingerprint_before_any_write(tmp_path):
     ext = crawler.get_extension(StoreExtension)
     store = Mock()
     store.replay_spill.return_value = {"articles": 2, "nodes": 1}
-    store.upgrade.return_value = {"pages": 3}
+    store.upgrade.return_value = {"version": 2, "from_version": 1, "pages": 3}
     assert ext._prepare(store, tmp_path / "spill.jsonl") is True
     assert [call[0] for call in store.method_calls] == ["upgrade", "ensure_indexes", "replay_spill"]
     store.upgrade.assert_called_once_with(ext.page_fp)
     assert ext.page_fp("http://www.x.example/") == crawler.request_fingerprinter.page_fp(
         "http://x.example/")  # the crawler's page fingerprint
     assert crawler.stats.get_value("newscrawl/store/replayed") == 3
+
+
+@pytest.mark.parametrize("counts, said", [
+    ({"version": 2, "from_version": 1, "pages": 3, "links": 0}, True),  # an old folder re-keyed
+    ({"version": 2, "from_version": 1, "pages": 0}, False),  # a new, empty store
+    ({"version": 2, "from_version": 2, "pages": 0}, False),  # a current store
+])
+def test_the_upgrade_is_logged_only_when_it_rekeyed_something(tmp_path, caplog, counts, said):
+    ext = _crawler("mongodb://unused/", tmp_path).get_extension(StoreExtension)
+    store = Mock()
+    store.replay_spill.return_value = {}
+    store.upgrade.return_value = counts
+    with caplog.at_level(logging.INFO, logger="extensions.store"):
+        ext._prepare(store, tmp_path / "spill.jsonl")
+    assert ("Upgraded the store" in caplog.text) is said
 
 
 def test_it_is_the_runs_durable_barrier(tmp_path):

@@ -63,9 +63,6 @@ _CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\
 #: Search terms: a "quoted phrase" or a run of non-space characters.
 _SEARCH_TERM = re.compile(r'"([^"]+)"|(\S+)')
 
-_text_fallback_logged = False
-
-
 def search_terms(query: str) -> list[str]:
     return [m.group(1) or m.group(2) for m in _SEARCH_TERM.finditer(query) if m.group(0) != '""']
 
@@ -166,7 +163,6 @@ class PageStore:
         return False
 
     def _ensure_text_index(self) -> None:
-        global _text_fallback_logged
         if self.has_text_index():
             self.text_index = True
             return
@@ -181,11 +177,10 @@ class PageStore:
         except OperationFailure as exc:
             if exc.code != CANNOT_CREATE_INDEX and "text" not in str(exc).lower():
                 raise
-            self.text_index = False
-            if not _text_fallback_logged:
-                _text_fallback_logged = True
+            if self.text_index is not False:  # said once per store, not at every ensure_indexes
                 logger.info("The server refuses text indexes (%s); search() uses a regex scan",
                             exc.code)
+            self.text_index = False
             return
         self.text_index = True
 
