@@ -28,6 +28,12 @@ bytes`` (target <= 0.05). Both runs must visit the same pages (checked: pages fe
 pages checked in run 2). The re-crawl's time after "Closing spider" (the end-of-run work: crawl
 state, PageRank, eviction; log times to the millisecond) is at most 10 % of its wall time.
 
+``--floor`` also times a bare Scrapy spider (``benchmarks/_head_spider.py``: Scrapy's engine and
+downloader with the project's concurrency, none of newscrawl's components) sending one HEAD to
+each page the re-crawl checked, and prints the re-crawl's wall time against it: what one Scrapy
+request per page costs on this machine, the floor of any re-crawl that checks every page with a
+request of its own.
+
 Targets in the format of ``benchmarks/_targets.py``; last line:
 ``recrawl speedup: X.X bytes_ratio: X.XXX``.
 """
@@ -45,7 +51,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+BENCH_DIR = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCH_DIR))
 
 from _targets import target  # noqa: E402
 from crawl_throughput import StaticServer, generate_site  # noqa: E402
@@ -87,12 +94,34 @@ def run_crawl(label: str, url: str, depth: int, now: str, env: dict) -> tuple[fl
     return wall, stats_of(proc.stderr), proc.stderr, ended
 
 
+def head_floor(base: str, site_dir: Path, work: Path, env: dict) -> float:
+    """Wall seconds of ``benchmarks/_head_spider.py`` sending one HEAD per page of the site
+    (run from ``work``, outside the project: Scrapy's defaults plus the project's concurrency)."""
+    urls = work / "urls.txt"
+    pages = sorted(p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*.html"))
+    urls.write_text("".join(f"{base}{rel.removesuffix('index.html')}\n" for rel in pages),
+                    encoding="utf-8")
+    cmd = [sys.executable, "-m", "scrapy", "runspider", str(BENCH_DIR / "_head_spider.py"),
+           "-a", f"urls={urls}", "-s", "LOG_LEVEL=WARNING", "-s", "TELNETCONSOLE_ENABLED=False",
+           "-s", "CONCURRENT_REQUESTS=32", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"]
+    floor_env = {k: v for k, v in env.items() if k not in ("SCRAPY_SETTINGS_MODULE", "SCRAPY_PROJECT")}
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=work, env=floor_env, capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        print(f"--- head floor: exit {proc.returncode}\n" + proc.stderr[-4000:], file=sys.stderr)
+        raise SystemExit(1)
+    return wall
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=5000, help="HTML pages of the site (at least)")
     parser.add_argument("--quick", action="store_true", help="about 1,000 pages")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", type=Path, default=None, help="folder to keep site and data in")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time a bare Scrapy spider sending the same HEAD requests")
     parser.add_argument("--no-prestart", action="store_true",
                         help="let the first crawl start the embedded store (its start-up counts)")
     args = parser.parse_args(argv)
@@ -123,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         first_wall, first, first_log, _ = run_crawl("first crawl", server.url, depth, FIRST_AT, env)
         again_wall, again, again_log, again_end = run_crawl("re-crawl", server.url, depth, AGAIN_AT,
                                                             env)
+        floor_wall = head_floor(server.url, site_dir, work, env) if args.floor else None
         if args.keep is not None:
             (work / "first.log").write_text(first_log, encoding="utf-8")
             (work / "recrawl.log").write_text(again_log, encoding="utf-8")
@@ -163,6 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     ratio = again.get("downloader/response_bytes", 0) / max(first.get("downloader/response_bytes", 1), 1)
     closing = after_closing(again_log, again_end)
     print(f"re-crawl: {closing:.1f} s of {again_wall:.1f} s after \"Closing spider\"")
+    if floor_wall is not None:
+        print(f"floor: a bare Scrapy spider sending the same {fetched} HEAD requests took "
+              f"{floor_wall:.1f} s; re-crawl / floor: {again_wall / floor_wall:.2f}; first crawl / "
+              f"floor: {first_wall / floor_wall:.1f}")
     target(f"recrawl speedup ({fetched} pages)", speedup, ">=", 5, digits=1)
     target(f"recrawl bytes_ratio ({fetched} pages)", ratio, "<=", 0.05, digits=3)
     target("recrawl re-crawl time after Closing spider / wall", closing / again_wall, "<=", 0.10)
