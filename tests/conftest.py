@@ -158,3 +158,12 @@ def open_spider(crawler: Any, spider: Any) -> None:
     for _, result in asyncio.run(send()):
         if isinstance(result, BaseException):
             raise result
+
+
+@pytest.fixture
+def database(embedded):
+    """A fresh database name on the session's embedded server, dropped afterwards."""
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    yield name
+    with NewsStore.connect(embedded.uri, name, timeout=5.0) as store:
+        store.client.drop_database(name)

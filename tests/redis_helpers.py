@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 import pytest
+import scrapy
 
 REDIS_URL = os.environ.get("NEWSCRAWL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
@@ -61,3 +62,16 @@ def namespace(redis_server):
     name = f"nctest-{uuid.uuid4().hex[:10]}"
     yield name
     delete_namespace(redis_server, name)
+
+
+class TestSpider(scrapy.Spider):
+    """A spider for building distributed components in tests (its callbacks do nothing)."""
+
+    __test__ = False
+    name = "nctest"
+
+    def parse(self, response):
+        pass
+
+    def parse_article(self, response):
+        pass

@@ -9,17 +9,8 @@ from scrapy.utils.test import get_crawler
 from newscrawl.algorithms.fingerprint import url_fingerprint_bytes
 from newscrawl.distributed.dupefilter import BucketDupeFilter
 from newscrawl.fingerprint import NewsRequestFingerprinter
+from tests.redis_helpers import TestSpider as _Spider
 from tests.redis_helpers import namespace, redis_server  # noqa: F401  (fixtures)
-
-
-class _Spider(scrapy.Spider):
-    name = "nctest"
-
-    def parse(self, response):
-        pass
-
-    def parse_article(self, response):
-        pass
 
 
 def test_dupefilter_uses_scrapys_fingerprinter_and_a_local_cache(redis_server, namespace):

@@ -17,17 +17,8 @@ from newscrawl.distributed.serializer import (
     SerializationError,
     get_serializer,
 )
+from tests.redis_helpers import TestSpider as _Spider
 from tests.redis_helpers import namespace, redis_server  # noqa: F401  (fixtures)
-
-
-class _Spider(scrapy.Spider):
-    name = "nctest"
-
-    def parse(self, response):
-        pass
-
-    def parse_article(self, response):
-        pass
 
 
 def _queue(redis_server, namespace, serializer="json"):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-import uuid
 from unittest.mock import Mock
 
 import pytest
@@ -29,14 +28,6 @@ A1 = "https://s.example/politik/2024-10-01/kanzler-trifft-minister-1.html"
 NOW = "2024-11-01T00:00:00Z"
 T_NOW = dt.datetime(2024, 11, 1, tzinfo=UTC).timestamp()
 fp = NewsRequestFingerprinter().page_fp
-
-
-@pytest.fixture
-def database(embedded):
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    yield name
-    with NewsStore.connect(embedded.uri, name, timeout=5.0) as store:
-        store.client.drop_database(name)
 
 
 def _crawler(uri, tmp_path, database="newscrawl", **settings):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from unittest.mock import Mock
 
 import pytest
@@ -19,14 +18,6 @@ from spiders.news import NewsSpider
 from tests.conftest import _free_port, component_crawler
 
 SITE = "https://s.example/"
-
-
-@pytest.fixture
-def database(embedded):
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    yield name
-    with NewsStore.connect(embedded.uri, name, timeout=5.0) as store:
-        store.client.drop_database(name)
 
 
 def _crawler(uri, tmp_path, database="newscrawl", **settings):
