@@ -39,6 +39,14 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _no_data_dir_from_the_environment(monkeypatch):
+    """``make test`` exports ``NEWSCRAWL_DATA_DIR`` (the crawl's data folder), and the environment
+    variable wins over the setting: in-process tests that give ``NEWSCRAWL_DATA_DIR`` as a setting
+    must not write into the checkout's ``data/``. Subprocess tests set their own environment."""
+    monkeypatch.delenv("NEWSCRAWL_DATA_DIR", raising=False)
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     return shared_path()
