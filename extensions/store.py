@@ -14,8 +14,10 @@ that cannot be started or a malformed URI closes the spider (``store_unavailable
 
 When the spider closes (after every pipeline): the page buffer is written, then the steps other
 components registered with :meth:`StoreExtension.at_close` run in order (the crawl-state
-extension's shadow merge, PageRank, eviction), then the summary line (``Results: N articles,
-...``), then the connection is closed and the embedded server's lease released.
+extension's shadow merge, PageRank, eviction; the run summary of :mod:`extensions.outcome`,
+which prints the store's ``Results: N articles, ...`` line, :meth:`StoreExtension.results`, at
+the head of its block), then — when no step took it — the ``Results:`` line, then the connection
+is closed and the embedded server's lease released. URIs are logged without credentials.
 
 It is the run's :class:`newscrawl.durability.Durable`: :meth:`StoreExtension.durable_time` is the
 writer's watermark over pages and crawl-state records.
@@ -25,7 +27,7 @@ Settings: ``NEWSCRAWL_MONGO_ENABLED`` (off raises ``NotConfigured``: no store at
 ``NEWSCRAWL_MONGO_FLUSH_INTERVAL``, ``NEWSCRAWL_MONGO_TIMEOUT``, ``NEWSCRAWL_DATA_DIR``,
 ``NEWSCRAWL_EMBEDDED_PORT``, ``NEWSCRAWL_EMBEDDED_START_TIMEOUT``. Stats:
 ``newscrawl/store/<articles|nodes|links|new_*|staged|spilled|replayed|spills_elsewhere|lost|
-errors|weights_updated>``.
+errors|weights_updated|unreachable>``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from newscrawl import defaults
+from newscrawl.algorithms.urls import redact_credentials
 from newscrawl.components import require_enabled, settings_kwargs
 from newscrawl.durability import Durable
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
@@ -110,6 +113,7 @@ class StoreExtension(Durable):
         self._close_steps: list[Callable[[], Awaitable[None]]] = []
         self._loop: Any = None
         self._closed = False
+        self._results_taken = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> StoreExtension:
@@ -198,7 +202,9 @@ class StoreExtension(Durable):
             store.ensure_indexes()
         except StoreUnavailable as exc:  # crawl on: spill, replay at the next start
             logger.error("MongoDB at %s is unreachable (%s): items will be spilled to %s and "
-                         "written at the next start", self.uri, exc, spill_path)
+                         "written at the next start", redact_credentials(self.uri), exc,
+                         spill_path)
+            self.stats.set_value("newscrawl/store/unreachable", 1)
             return False
         try:
             replayed = store.replay_spill(spill_path)
@@ -228,23 +234,42 @@ class StoreExtension(Durable):
             except Exception:  # noqa: BLE001 - the crawl is over: report, close anyway
                 logger.exception("End-of-run step %r failed", step)
                 self.stats.inc_value("newscrawl/store/errors")
-        await wait_for(self.writer.submit(self._summary))
+        if not self._results_taken:
+            results = await wait_for(self.writer.submit(self._totals))
+            if results:
+                logger.info("Results: %s", results)
         await wait_for(self.writer.close())
         if self.embedded is not None:
             await run_in_thread(self.embedded.stop)
 
-    def _summary(self) -> None:
-        """Log the closing summary line (writer thread; informative only)."""
+    def describe(self) -> str:
+        """Where the store is, for a log line (no credentials)."""
+        if self.embedded is not None:
+            return f"embedded store in {self.embedded.data_dir}, database {self.database!r}"
+        if self.uri:
+            return (f"MongoDB {redact_credentials(self.uri)} database {self.database!r}"
+                    + ("" if self.connected else " (unreachable: spilling)"))
+        return "no store"
+
+    async def results(self) -> str | None:
+        """The store's totals in one phrase (``1 articles, 0 nodes, 0 links in … database
+        'newscrawl'``), or None when the store does not answer; the caller prints it, the
+        store then does not (the run summary, :mod:`extensions.outcome`)."""
+        self._results_taken = True
+        return await wait_for(self.writer.submit(self._totals))
+
+    def _totals(self) -> str | None:
+        """Count the stored documents (writer thread; informative only)."""
         store = self.writer.store
         if store is None or not self.writer.available:
-            return
+            return None
         try:
             counts = store.document_counts()
             articles, nodes, links = counts["articles"], counts["nodes"], counts["links"]
         except StoreError as exc:  # the summary is informative only
             logger.warning("Could not count stored documents: %s", exc)
-            return
-        logger.info("Results: %d articles, %d nodes, %d links in %s database %r%s",
-                    articles, nodes, links, self.uri, self.database,
-                    f" (embedded store, data folder {self.embedded.data_dir})"
-                    if self.embedded else "")
+            return None
+        return (f"{articles} articles, {nodes} nodes, {links} links in "
+                f"{redact_credentials(self.uri)} database {self.database!r}"
+                + (f" (embedded store, data folder {self.embedded.data_dir})"
+                   if self.embedded else ""))

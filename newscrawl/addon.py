@@ -11,9 +11,13 @@ settings add ``{"newscrawl.addon.DefaultsAddon": 0}`` to their ``ADDONS``.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from newscrawl import defaults
+from newscrawl.settingscheck import check_values, unknown_settings
+
+logger = logging.getLogger(__name__)
 
 
 def default_settings() -> dict[str, Any]:
@@ -22,8 +26,20 @@ def default_settings() -> dict[str, Any]:
 
 
 class DefaultsAddon:
-    """Register :func:`default_settings` at ``default`` priority (below project settings)."""
+    """Register :func:`default_settings` at ``default`` priority (below project settings),
+    after checking the ``NEWSCRAWL_*`` settings given (:mod:`newscrawl.settingscheck`).
+
+    Raises:
+        newscrawl.settingscheck.SettingsError: a given value cannot be used (before any
+            extension, store or connection is opened).
+    """
 
     def update_settings(self, settings: Any) -> None:
-        for name, value in default_settings().items():
+        known = default_settings()
+        given = {name: settings.get(name) for name in settings if name.startswith("NEWSCRAWL_")}
+        for name, close in unknown_settings(given, known):
+            logger.warning("Unknown setting %s ignored%s", name,
+                           f" (did you mean {close}?)" if close else "")
+        check_values(given, known)
+        for name, value in known.items():
             settings.set(name, value, priority="default")

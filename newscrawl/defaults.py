@@ -205,3 +205,11 @@ HOSTS_COLLECTION = "hosts"
 VERSIONS_COLLECTION = "article_versions"
 #: Writes of shadow-mode runs not merged yet (``run`` = run id).
 STAGING_COLLECTION = "staging"
+
+# --- run outcome and entry credentials (extensions/outcome.py, middlewares/credentials.py) ---
+#: The run summary block at the end and a non-zero exit status for a failed run
+#: (``newscrawl.outcome``); one log line, no traceback, for expected network failures.
+NEWSCRAWL_OUTCOME_ENABLED = True
+#: Credentials of an entry URL (``http://user:secret@host/``) are sent as an ``Authorization:
+#: Basic`` header to that host only; off: they are dropped.
+NEWSCRAWL_CREDENTIALS_ENABLED = True

@@ -37,6 +37,8 @@ DOWNLOADER_MIDDLEWARES = {
     "middlewares.charset.CharsetMiddleware": 585,  # below HttpCompression (590): sees decoded bodies
     # The request budget: first, so requests count in the order the scheduler hands them out.
     "middlewares.budget.BudgetMiddleware": 10,
+    # Entry credentials as an Authorization header for their host only; none in any URL.
+    "middlewares.credentials.CredentialsMiddleware": 20,
     # HEAD first / conditional GET for known pages: below Retry (550) so it sees final answers.
     "middlewares.headprobe.HeadProbeMiddleware": 540,
 }
@@ -57,7 +59,12 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "extensions.store.StoreExtension": 100,
     "extensions.crawlstate.CrawlStateExtension": 110,
+    # The run summary and the exit status (the crawl command below makes it the process's).
+    "extensions.outcome.OutcomeExtension": 120,
 }
+# `scrapy crawl` exits non-zero when the run failed (newscrawl/outcome.py) and says why in one
+# line, also when it cannot start (bad argument, setting or seeds): newscrawl/commands/crawl.py.
+COMMANDS_MODULE = "newscrawl.commands"
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"

@@ -25,6 +25,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import threads
 
 from extensions.crawlstate import CrawlStateExtension
+from extensions.store import StoreExtension
 from newscrawl import meta
 from newscrawl.algorithms.extraction import extract_article
 from newscrawl.algorithms.frontier import STRATEGIES
@@ -33,7 +34,7 @@ from newscrawl.crawlstate import RunClock, RunState, parse_whole_number
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.items import ArticleItem, NodeItem
 from newscrawl.meta import PageContext
-from newscrawl.seeds import read_entry_urls
+from newscrawl.seeds import SkippedEntry, no_entry_message, parse_entries
 from spiders.requests import due_channel_requests, entry_request, seed_request
 
 logger = logging.getLogger(__name__)
@@ -79,9 +80,14 @@ class NewsSpider(scrapy.Spider):
         super().__init__(**kwargs)
         if isinstance(start_urls, (list, tuple)):
             start_urls = ",".join(start_urls)
-        #: entries skipped as unusable, ``(entry, reason)`` (stat ``newscrawl/seeds/skipped``)
-        self.skipped_entries: list[tuple[str, str]] = []
-        self.entry_urls = read_entry_urls(start_urls, seeds, self.skipped_entries)
+        entries = parse_entries(start_urls, seeds)
+        if not entries.urls:
+            raise ValueError(no_entry_message(entries.skipped))
+        self.entry_urls = entries.urls
+        #: entries skipped as unusable (stats ``newscrawl/seeds/skipped[_<reason>]``)
+        self.skipped_entries: list[SkippedEntry] = entries.skipped
+        #: host → (user, password) of credentialed entries (middlewares/credentials.py)
+        self.entry_credentials = entries.credentials
         self._depth_arg = parse_depth(depth) if depth is not None else None
         self._strategy_arg = parse_strategy(strategy) if strategy else None
         # Set by open_run() from the settings and the run.
@@ -133,17 +139,55 @@ class NewsSpider(scrapy.Spider):
             raise RuntimeError("the news spider is not open (spider_opened not sent)")
         return self._page_fp(url)
 
+    def _count_skip(self, skip: SkippedEntry) -> None:
+        stats = self.crawler.stats
+        stats.inc_value("newscrawl/seeds/skipped")
+        stats.inc_value(f"newscrawl/seeds/skipped_{skip.reason}")
+
+    def _log_start(self) -> None:
+        """The effective depth, strategy, budget and store of the run, in one line."""
+        settings = self.crawler.settings
+
+        def source(arg: Any, name: str) -> str:
+            if arg is not None:
+                return "-a argument"
+            return name if settings.getpriority(name) > 0 else f"{name} default"
+
+        run = self.crawler.get_extension(CrawlStateExtension)
+        budget = run.state.budget if run is not None else None
+        store = self.crawler.get_extension(StoreExtension)
+        logger.info("Crawl of %d entr%s (%d skipped): depth %d (%s), strategy %s (%s), budget %s, "
+                    "store: %s", len(self.entry_urls), "y" if len(self.entry_urls) == 1 else "ies",
+                    len(self.skipped_entries), self.max_depth,
+                    source(self._depth_arg, "NEWSCRAWL_DEPTH"), self.strategy,
+                    source(self._strategy_arg, "NEWSCRAWL_STRATEGY"),
+                    f"{budget} requests" if budget else "unlimited",
+                    store.describe() if store is not None else "none (NEWSCRAWL_MONGO_ENABLED off)")
+
     async def start(self):
-        if self.skipped_entries:  # here, not in from_crawler: the stats exist from now on
-            self.crawler.stats.set_value("newscrawl/seeds/skipped", len(self.skipped_entries))
+        # Counted here, not in __init__: the stats exist from now on.
+        for skip in self.skipped_entries:
+            self._count_skip(skip)
+        self._log_start()
         # Incremental re-runs (the crawl state is loaded before this runs): the seeds carry
-        # their stored state, then every known channel page that is due.
+        # their stored state, then every known channel page that is due. One entry that cannot
+        # be requested is a counted skip, never the end of the others.
         state = self.crawl_state
-        for url in self.entry_urls:
-            request = entry_request(url, self.parse_node)
-            if state is not None:
-                request = seed_request(state, request, page_fp=self.page_fp)
+        requested = 0
+        for n, url in enumerate(self.entry_urls, 1):
+            try:
+                request = entry_request(url, self.parse_node)
+                if state is not None:
+                    request = seed_request(state, request, page_fp=self.page_fp)
+            except Exception as exc:  # noqa: BLE001 - any cause: skip this entry, keep the rest
+                skip = SkippedEntry("entries", n, url, "bad_url")
+                logger.warning("Skipping %s (%s)", skip.describe(), exc)
+                self._count_skip(skip)
+                continue
+            requested += 1
+            self.crawler.stats.set_value("newscrawl/seeds/requested", requested)
             yield request
+        self.crawler.stats.set_value("newscrawl/seeds/requested", requested)
         if state is not None:
             for request in due_channel_requests(state, self, self.crawler.stats):
                 yield request

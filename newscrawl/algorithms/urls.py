@@ -1,9 +1,11 @@
-"""URL canonicalisation, fingerprints and registered domains.
+"""URL canonicalisation, fingerprints, credentials and registered domains.
 
 Pure functions over strings. Canonicalisation is w3lib's (``canonicalize_url``: sorted query,
-percent-encoding normalised, fragment dropped) plus removal of tracking parameters; the registered
-domain comes from the Public Suffix List snapshot bundled with tldextract (no network), so
-``news.sina.com.cn`` belongs to ``sina.com.cn``.
+percent-encoding normalised, fragment dropped) after removing tracking parameters, session ids
+(query and path parameters, :data:`SESSION_PARAMETERS`) and credentials (``user:secret@``); it is
+the one canonical form of the crawl: links become requests for it (link classification) and the
+page fingerprint hashes it. The registered domain comes from the Public Suffix List snapshot
+bundled with tldextract (no network), so ``news.sina.com.cn`` belongs to ``sina.com.cn``.
 """
 
 from __future__ import annotations
@@ -12,11 +14,10 @@ import hashlib
 import ipaddress
 import re
 from functools import lru_cache
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import tldextract
 from w3lib.url import canonicalize_url as _w3lib_canonicalize_url
-from w3lib.url import url_query_cleaner
 
 # Offline snapshot only: an empty suffix_list_urls tuple means "never fetch the live list".
 _PSL = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
@@ -38,7 +39,39 @@ TRACKING_PARAMETERS = (
     "wt_zmc",
     "xtor",
 )
-_HAS_TRACKING = re.compile(r"[?&](?:utm_|gclid=|fbclid=|mc_[ce]id=|wt_z?mc=|xtor=)", re.IGNORECASE)
+#: Query and path parameters that carry a session id (servlet containers, PHP, ASP, ColdFusion,
+#: shop systems). A page reached with another session id is the same page: ``/a;jsessionid=X``,
+#: ``/a?PHPSESSID=Y`` and ``/a`` are one URL. Names compare case-insensitively.
+SESSION_PARAMETERS = (
+    "jsessionid",
+    "phpsessid",
+    "aspsessionid",
+    "asp.net_sessionid",
+    "sid",
+    "sessionid",
+    "session_id",
+    "sessid",
+    "cfid",
+    "cftoken",
+    "zenid",
+    "oscsid",
+)
+_DROPPED_PARAMETERS = frozenset(TRACKING_PARAMETERS + SESSION_PARAMETERS)
+#: Quick test: may this URL hold a parameter to drop, a session path parameter or credentials?
+_MAY_NEED_CLEANING = re.compile(
+    r"[?&;](?:utm_|gclid=|fbclid=|mc_[ce]id=|wt_z?mc=|xtor=|jsessionid|phpsessid|aspsessionid|"
+    r"asp\.net_sessionid|sid=|sessionid=|session_id=|sessid=|cfid=|cftoken=|zenid=|oscsid=)"
+    r"|^[^/?#]*//[^/?#]*@|/\((?:[A-Za-z]\([^()/]*\))+\)/",
+    re.IGNORECASE)
+#: ``;name=value`` path parameters naming a session id (``/a;jsessionid=0A1B/``, RFC 3986 §3.3);
+#: a segment that holds nothing else (``/;jsessionid=0A1B/a``) goes with its slash.
+_SESSION_NAMES = "|".join(re.escape(name) for name in SESSION_PARAMETERS)
+_SESSION_PATH_SEGMENT = re.compile(r"/;(?:" + _SESSION_NAMES + r")=[^/;?#]*(?=/)", re.IGNORECASE)
+_SESSION_PATH_PARAMETER = re.compile(r";(?:" + _SESSION_NAMES + r")=[^/;?#]*", re.IGNORECASE)
+#: ASP.NET cookieless session segments: ``/(S(ab12cd))/`` (also ``(A(...))``, ``(F(...))``).
+_ASPNET_SESSION_SEGMENT = re.compile(r"/\((?:[A-Za-z]\([^()/]*\))+\)(?=/)")
+#: The user information of a URL inside any text (``//user:secret@``), for log lines.
+_USERINFO_IN_TEXT = re.compile(r"(?<=//)[^/\s@?#'\"<>]+@")
 
 
 @lru_cache(maxsize=65536)
@@ -64,6 +97,28 @@ def registered_domain(host: str) -> str:
     return result.top_domain_under_public_suffix or host
 
 
+def looks_like_host(text: str) -> bool:
+    """True when ``text`` starts with a host name under a public suffix (``www.zeit.de/index``),
+    an IP address or ``localhost``, with an optional port: how a schemeless entry URL begins.
+
+    >>> looks_like_host("www.zeit.de/index"), looks_like_host("28"), looks_like_host("b.html")
+    (True, False, False)
+    """
+    host = re.split(r"[/?#]", text.strip(), maxsplit=1)[0].rpartition("@")[2]
+    if host.startswith("["):
+        return host.partition("]")[0].count(":") >= 2
+    host = host.partition(":")[0].lower().rstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        ipaddress.IPv4Address(host)
+        return True
+    except ValueError:
+        pass
+    result = _PSL(host)
+    return bool(result.suffix and result.domain)
+
+
 def host_of(url: str) -> str:
     """Return the lower-cased host name of ``url`` (no port, no credentials); ``""`` if none."""
     try:
@@ -72,17 +127,71 @@ def host_of(url: str) -> str:
         return ""
 
 
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """Split the user information off a URL (RFC 3986 §3.2.1: ``user:password@`` is deprecated).
+
+    Returns:
+        ``(url without user information, user, password)``; user and password are
+        percent-decoded, None when absent. Never raises on a string (a URL that cannot be
+        parsed comes back unchanged with no credentials).
+
+    >>> split_credentials("http://ann:s%40cret@example.org:8080/a")
+    ('http://example.org:8080/a', 'ann', 's@cret')
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None, None
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if not at:
+        return url, None, None
+    user, colon, password = userinfo.partition(":")
+    clean = urlunsplit((parts.scheme, hostport, parts.path, parts.query, parts.fragment))
+    return clean, unquote(user), unquote(password) if colon else None
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with the user information of every URL in it removed (``http://u:p@h/`` →
+    ``http://h/``): for log lines, records and stats. Never raises.
+
+    >>> redact_credentials("GET http://ann:secret@example.org/a failed")
+    'GET http://example.org/a failed'
+    """
+    if "@" not in text:
+        return text
+    return _USERINFO_IN_TEXT.sub("", text)
+
+
+def _drop_parameters(url: str) -> str:
+    """Remove credentials, session path parameters and :data:`TRACKING_PARAMETERS` /
+    :data:`SESSION_PARAMETERS` query arguments (names case-insensitive)."""
+    url = split_credentials(url)[0]
+    parts = urlsplit(url)
+    path = _SESSION_PATH_PARAMETER.sub("", _SESSION_PATH_SEGMENT.sub("", parts.path))
+    path = _ASPNET_SESSION_SEGMENT.sub("", path)
+    query = parts.query
+    if query:
+        query = "&".join(arg for arg in query.split("&")
+                         if arg and unquote(arg.split("=", 1)[0]).lower() not in _DROPPED_PARAMETERS)
+    return urlunsplit((parts.scheme, parts.netloc, path, query, ""))
+
+
 def canonicalize_url(url: str) -> str:
     """Return the canonical form of an absolute http(s) URL.
 
     w3lib's canonicalisation (RFC 3986 normalisation, sorted query arguments, fragment dropped)
-    after removing :data:`TRACKING_PARAMETERS`. Idempotent; never raises on a string (a URL that
-    cannot be parsed is returned stripped).
+    after removing credentials (``user:secret@``), :data:`TRACKING_PARAMETERS` and
+    :data:`SESSION_PARAMETERS` (as query arguments and as ``;name=value`` path parameters) and
+    ASP.NET cookieless session segments (``/(S(…))/``). Idempotent; never raises on a string (a
+    URL that cannot be parsed is returned stripped).
+
+    >>> canonicalize_url("http://u:pw@example.org/a;jsessionid=0AF3/b?PHPSESSID=9&id=2#top")
+    'http://example.org/a/b?id=2'
     """
     url = url.strip()
     try:
-        if _HAS_TRACKING.search(url):
-            url = url_query_cleaner(url, TRACKING_PARAMETERS, remove=True, keep_fragments=False)
+        if _MAY_NEED_CLEANING.search(url):
+            url = _drop_parameters(url)
         return _w3lib_canonicalize_url(url, keep_fragments=False)
     except (ValueError, UnicodeError):
         return url

@@ -1,0 +1,1 @@
+"""The project's Scrapy commands (``COMMANDS_MODULE``): ``crawl`` with honest exit statuses."""

@@ -1,0 +1,96 @@
+"""Checks of the ``NEWSCRAWL_*`` settings a crawl is given, before anything is opened.
+
+Run by :class:`newscrawl.addon.DefaultsAddon` when Scrapy applies the add-ons (after the
+spider is created, before any extension, store or connection):
+
+* an unknown ``NEWSCRAWL_*`` name (a typo such as ``NEWSCRAWL_DEPHT``) is warned about by name,
+  with the closest known name (:func:`difflib.get_close_matches`);
+* a value that cannot be read as its default's type (``NEWSCRAWL_DEPTH=abc``), a negative
+  count or a value outside its choices (``NEWSCRAWL_STRATEGY``, ``NEWSCRAWL_UPDATE_MODE``) stops
+  the crawl with one line naming the setting (:class:`SettingsError`).
+
+Pure: settings come in as a mapping of given values (names the user or the project set).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from newscrawl.algorithms.frontier import STRATEGIES
+from newscrawl.crawlstate import UPDATE_MODES, parse_whole_number
+
+#: Settings whose value is one of a few words.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "NEWSCRAWL_STRATEGY": tuple(STRATEGIES),
+    "NEWSCRAWL_UPDATE_MODE": UPDATE_MODES,
+}
+#: Of those, the ones compared case-insensitively.
+CASE_INSENSITIVE = frozenset({"NEWSCRAWL_UPDATE_MODE"})
+#: Settings that count something (>= 0).
+WHOLE_NUMBERS = ("NEWSCRAWL_DEPTH", "NEWSCRAWL_BUDGET", "NEWSCRAWL_MAX_PAGES")
+
+_TRUE_FALSE = {"1", "0", "true", "false"}
+
+
+class SettingsError(ValueError):
+    """A setting's value cannot be used (the message names the setting and the value)."""
+
+
+def unknown_settings(names: Iterable[str], known: Iterable[str]) -> list[tuple[str, str | None]]:
+    """``(name, closest known name or None)`` for every ``NEWSCRAWL_*`` name not in ``known``.
+
+    >>> unknown_settings(["NEWSCRAWL_DEPHT", "DEPTH_LIMIT"], ["NEWSCRAWL_DEPTH"])
+    [('NEWSCRAWL_DEPHT', 'NEWSCRAWL_DEPTH')]
+    """
+    known = list(known)
+    out = []
+    for name in sorted(set(names)):
+        if name.startswith("NEWSCRAWL_") and name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            out.append((name, close[0] if close else None))
+    return out
+
+
+def _check_type(name: str, value: Any, default: Any) -> None:
+    if isinstance(default, bool):
+        if not isinstance(value, (bool, int)) and str(value).strip().lower() not in _TRUE_FALSE:
+            raise SettingsError(f"{name} must be True or False (1 or 0), got {value!r}")
+    elif isinstance(default, int):
+        try:
+            int(value)
+        except (TypeError, ValueError):
+            raise SettingsError(f"{name} must be a whole number, got {value!r}") from None
+    elif isinstance(default, float):
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            raise SettingsError(f"{name} must be a number, got {value!r}") from None
+
+
+def check_values(given: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+    """Check the given values of known settings against their defaults' types and rules.
+
+    Args:
+        given: setting name → value, for the settings the user or the project set.
+        defaults: every known name → its default.
+
+    Raises:
+        SettingsError: the first bad value (one line naming the setting).
+    """
+    checks: dict[str, Callable[[Any], Any]] = {
+        name: (lambda value, name=name: parse_whole_number(value, name)) for name in WHOLE_NUMBERS}
+    for name, value in given.items():
+        if name not in defaults or value is None:
+            continue
+        _check_type(name, value, defaults[name])
+        try:
+            if name in checks:
+                checks[name](value)
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
+        word = str(value).lower() if name in CASE_INSENSITIVE else str(value)
+        if name in CHOICES and word not in CHOICES[name]:
+            raise SettingsError(f"{name} must be one of {', '.join(CHOICES[name])}, "
+                                f"got {value!r}")
