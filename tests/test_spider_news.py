@@ -12,6 +12,7 @@ from extensions.crawlstate import CrawlStateExtension
 from newscrawl import meta
 from newscrawl.fingerprint import NewsRequestFingerprinter
 from newscrawl.items import ArticleItem, NodeItem
+from newscrawl.settingscheck import SettingsError
 from spiders.news import NewsSpider
 from tests.conftest import component_crawler, open_spider
 
@@ -41,13 +42,54 @@ def test_bad_spider_arguments_fail_clearly(kwargs, message):
         NewsSpider.from_crawler(crawler, start_urls="https://www.heise.de/", **kwargs)
 
 
-@pytest.mark.parametrize("settings", [{"NEWSCRAWL_DEPTH": "two"}, {"NEWSCRAWL_STRATEGY": "random"}])
-def test_bad_settings_close_the_spider(settings):
-    crawler = component_crawler(settings)
+@pytest.mark.parametrize("settings, message", [
+    ({"NEWSCRAWL_DEPTH": "two"}, "NEWSCRAWL_DEPTH must be a whole number, got 'two'"),
+    ({"NEWSCRAWL_DEPTH": "-1"}, "NEWSCRAWL_DEPTH must be >= 0"),
+    ({"NEWSCRAWL_STRATEGY": "random"}, "NEWSCRAWL_STRATEGY must be one of bfs, dfs, best"),
+])
+def test_bad_settings_are_refused_before_anything_opens(settings, message):
+    # The add-on checks them when Scrapy applies the settings: before any extension (the
+    # store) is built.
+    with pytest.raises(SettingsError, match=message):
+        component_crawler(settings)
+
+
+def test_a_bad_setting_that_got_past_the_addon_closes_the_spider():
+    crawler = component_crawler()
     spider = NewsSpider.from_crawler(crawler, start_urls="https://www.heise.de/")
+    crawler.settings.frozen = False
+    crawler.settings.set("NEWSCRAWL_STRATEGY", "random")
     with pytest.raises(CloseSpider) as info:
         open_spider(crawler, spider)
     assert info.value.reason == "bad_settings"
+
+
+def test_unknown_settings_are_warned_about_with_the_closest_name(caplog):
+    with caplog.at_level("WARNING"):
+        component_crawler({"NEWSCRAWL_DEPHT": 1, "NEWSCRAWL_ZZZ": 2})
+    assert "Unknown setting NEWSCRAWL_DEPHT ignored (did you mean NEWSCRAWL_DEPTH?)" in caplog.text
+    assert "Unknown setting NEWSCRAWL_ZZZ ignored" in caplog.text
+
+
+def test_bad_entries_are_counted_by_reason_and_one_that_cannot_be_requested_is_skipped():
+    crawler = component_crawler()
+    spider = NewsSpider.from_crawler(
+        crawler, start_urls="https://www.heise.de/,javascript:x,http://a.example:99999/,"
+                            "https://www.zeit.de/index,mailto:x@example.org")
+    spider.entry_urls.insert(1, "https://[::1/broken")  # refused only when its request is built
+    open_spider(crawler, spider)
+
+    async def collect():
+        return [r.url async for r in spider.start()]
+
+    urls = asyncio.run(collect())
+    assert urls == ["https://www.heise.de/", "https://www.zeit.de/index"]
+    stats = crawler.stats.get_stats()
+    assert stats["newscrawl/seeds/skipped"] == 4
+    assert stats["newscrawl/seeds/skipped_not_http"] == 2
+    assert stats["newscrawl/seeds/skipped_bad_port"] == 1
+    assert stats["newscrawl/seeds/skipped_bad_url"] == 1
+    assert stats["newscrawl/seeds/requested"] == 2
 
 
 def _spider(settings=None, **kwargs):

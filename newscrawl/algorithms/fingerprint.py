@@ -86,9 +86,6 @@ def alias_url(url: str, *, aliases: Mapping[str, str] | None = None, fold_www: b
         new_host = f"[{new_host}]"
     netloc = new_host if port is None or port == _DEFAULT_PORTS.get(parts.scheme) else \
         f"{new_host}:{port}"
-    userinfo = parts.netloc.rpartition("@")[0]
-    if userinfo:
-        netloc = f"{userinfo}@{netloc}"
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 

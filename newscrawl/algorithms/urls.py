@@ -45,7 +45,7 @@ TRACKING_PARAMETERS = (
 SESSION_PARAMETERS = (
     "jsessionid",
     "phpsessid",
-    "aspsessionid",
+    "aspsessionid",  # and ASPSESSIONID<8 letters>, classic ASP
     "asp.net_sessionid",
     "sid",
     "sessionid",
@@ -57,6 +57,8 @@ SESSION_PARAMETERS = (
     "oscsid",
 )
 _DROPPED_PARAMETERS = frozenset(TRACKING_PARAMETERS + SESSION_PARAMETERS)
+#: Session parameter names that carry a random suffix (classic ASP: ``ASPSESSIONIDQADBCRCT``).
+_SESSION_PREFIXES = ("aspsessionid",)
 #: Quick test: may this URL hold a parameter to drop, a session path parameter or credentials?
 _MAY_NEED_CLEANING = re.compile(
     r"[?&;](?:utm_|gclid=|fbclid=|mc_[ce]id=|wt_z?mc=|xtor=|jsessionid|phpsessid|aspsessionid|"
@@ -162,6 +164,11 @@ def redact_credentials(text: str) -> str:
     return _USERINFO_IN_TEXT.sub("", text)
 
 
+def _dropped(argument: str) -> bool:
+    name = unquote(argument.split("=", 1)[0]).lower()
+    return name in _DROPPED_PARAMETERS or name.startswith(_SESSION_PREFIXES)
+
+
 def _drop_parameters(url: str) -> str:
     """Remove credentials, session path parameters and :data:`TRACKING_PARAMETERS` /
     :data:`SESSION_PARAMETERS` query arguments (names case-insensitive)."""
@@ -171,8 +178,7 @@ def _drop_parameters(url: str) -> str:
     path = _ASPNET_SESSION_SEGMENT.sub("", path)
     query = parts.query
     if query:
-        query = "&".join(arg for arg in query.split("&")
-                         if arg and unquote(arg.split("=", 1)[0]).lower() not in _DROPPED_PARAMETERS)
+        query = "&".join(arg for arg in query.split("&") if arg and not _dropped(arg))
     return urlunsplit((parts.scheme, parts.netloc, path, query, ""))
 
 
