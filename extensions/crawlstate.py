@@ -24,7 +24,9 @@ keeps the crawl state of incremental re-crawls, every database call on the store
   stored link graph (seed 002 §1.2) when the run stored a channel page or a page has no rank,
   then eviction of the lowest-ranked pages beyond ``NEWSCRAWL_MAX_PAGES`` (seed 000).
 
-Stats: ``newscrawl/crawlstate/<loaded|hosts_loaded|written|staged|versions|evicted|errors>``,
+Stats: ``newscrawl/crawlstate/<loaded|hosts_loaded|written|staged|versions|evicted|errors|
+spilled|not_written|unrecorded>`` (the last three: not written at the end, see
+:class:`newscrawl.store.writer.BufferedWriter`; the store did not answer at open),
 ``newscrawl/crawlstate/merged_<items|pages|hosts|versions>``, ``newscrawl/pagerank/<pages|
 updated>``, ``newscrawl/revisit/due_articles``.
 """
@@ -157,6 +159,7 @@ class CrawlStateExtension:
             logger.error("Crawl state unavailable (%s): this run crawls as a first run and "
                          "records nothing", exc)
             self.stats.inc_value("newscrawl/crawlstate/errors")
+            self.stats.set_value("newscrawl/crawlstate/unrecorded", 1)
             return
         self.state.load(pages, hosts)
         self.recording = True
@@ -194,7 +197,8 @@ class CrawlStateExtension:
         self._last_flush = cut = time.monotonic()
         if not (new or old or hosts) or self.store is None:
             return
-        written = await wait_for(self.store.writer.write_state(new, old, hosts, cut=cut))
+        written = await wait_for(self.store.writer.write_state(new, old, hosts, cut=cut,
+                                                               final=final))
         if written is None:  # not written: keep the records dirty for the next flush
             state.dirty.update(d["_id"] for d in (*new, *old))
             state.hosts_dirty.update(h["_id"] for h in hosts)
@@ -237,7 +241,7 @@ class CrawlStateExtension:
                 await self._flush(final=True)
             if writer.stage_run:  # staged pages are merged even when the records were not
                 await self._merge()
-            if not self.recording:
+            if not self.recording or writer.gave_up:  # no store: no PageRank, no eviction
                 return
             if self.pagerank and (self.state.links_changed or any(
                     r.get("pagerank") is None for r in self.state.records.values())):

@@ -136,7 +136,7 @@ class OutcomeExtension:
         outcome = run_outcome(stats)
         self.stats.set_value(EXIT_STATUS_KEY, outcome.status)
         lines = summary_lines(stats)
-        head = f"Results: {results}" if results else "Results: no store"
+        head = f"Results: {results}" if results else "Results: the store cannot be counted"
         logger.log(logging.INFO if outcome.status == 0 else logging.ERROR, "%s\n  %s", head,
                    "\n  ".join(lines))
         if outcome.why:

@@ -51,7 +51,13 @@ from newscrawl.components import require_enabled, settings_kwargs
 from newscrawl.durability import Durable
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
-from newscrawl.store import NewsStore, StoreError, StoreUnavailable, spill_target
+from newscrawl.store import (
+    NewsStore,
+    StoreError,
+    StoreUnavailable,
+    replay_state_spill,
+    spill_target,
+)
 from newscrawl.store.writer import BufferedWriter
 
 logger = logging.getLogger(__name__)
@@ -183,12 +189,15 @@ class StoreExtension(Durable):
             logger.warning("Spill file(s) of another database left in place (replayed when a "
                            "crawl uses that database again): %s", ", ".join(others))
             self.stats.set_value("newscrawl/store/spills_elsewhere", len(others))
+        state_spill_path = folder / f"state-spill-{spider_name}-{target}.jsonl"
         store = NewsStore.connect(self.uri, self.database, timeout=self.timeout)
-        self.connected = self._prepare(store, spill_path)
-        self.writer.start(store, spill_path=spill_path, available=self.connected)
+        self.connected = self._prepare(store, spill_path, state_spill_path)
+        self.writer.start(store, spill_path=spill_path, available=self.connected,
+                          state_spill_path=state_spill_path)
 
-    def _prepare(self, store: NewsStore, spill_path: Path) -> bool:
-        """Upgrade, indexes, spill replay; False when the server does not answer.
+    def _prepare(self, store: NewsStore, spill_path: Path, state_spill_path: Path) -> bool:
+        """Upgrade, indexes, spill replays (pages, then crawl state); False when the server
+        does not answer.
 
         The upgrade comes first (before any write or crawl-state load): a data folder written by
         older code gets the current page fingerprints (:meth:`NewsStore.upgrade`, idempotent).
@@ -208,6 +217,7 @@ class StoreExtension(Durable):
             return False
         try:
             replayed = store.replay_spill(spill_path)
+            replay_state_spill(store, state_spill_path)
         except StoreUnavailable as exc:
             logger.error("Could not replay %s: %s", spill_path, exc)
             replayed = {}
@@ -225,6 +235,7 @@ class StoreExtension(Durable):
         if self._closed:
             return
         self._closed = True
+        self.writer.closing()
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         await wait_for(self.writer.flush())

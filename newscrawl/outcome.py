@@ -125,7 +125,7 @@ def store_problem(stats: Mapping[str, Any]) -> str | None:
         return None
     parts = []
     if unreachable:
-        parts.append("the store was unreachable")
+        parts.append("it was unreachable when the run opened it")
     if spilled:
         parts.append(f"{spilled} item(s) spilled to disk (written at the next start)")
     if lost:
@@ -137,7 +137,7 @@ def store_problem(stats: Mapping[str, Any]) -> str | None:
         parts.append(f"{state_lost} crawl-state record(s) not written")
     if unrecorded:
         parts.append("this run's visit history was not recorded")
-    return "the store was not written: " + "; ".join(parts)
+    return "could not write to the store: " + "; ".join(parts)
 
 
 def run_outcome(stats: Mapping[str, Any]) -> Outcome:
@@ -176,10 +176,11 @@ def summary_lines(stats: Mapping[str, Any]) -> list[str]:
     ]
     kinds = errors_by_kind(stats)
     lines.append(f"errors: {_describe_errors(kinds)}" if kinds else "errors: none")
-    spilled = _int(stats, "newscrawl/store/spilled") + _int(stats, "newscrawl/crawlstate/spilled")
-    if spilled:
-        lines.append(f"spilled: {spilled} (items and crawl-state records, written at the next "
-                     f"start)")
+    spilled = _int(stats, "newscrawl/store/spilled")
+    state_spilled = _int(stats, "newscrawl/crawlstate/spilled")
+    if spilled or state_spilled:
+        lines.append(f"spilled: {spilled} item(s), {state_spilled} crawl-state record(s) "
+                     f"(written at the next start on this store)")
     outcome = run_outcome(stats)
     lines.append("result: OK" if outcome.status == 0 else f"result: FAILED - {outcome.why}")
     return lines

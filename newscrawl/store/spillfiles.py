@@ -152,3 +152,35 @@ def replay_spill(
             source.unlink()
         logger.info("Replayed %d document(s) from %s", len(docs), source)
     return totals
+
+
+def replay_state_spill(store: Any, path: str | Path) -> dict[str, int]:
+    """Write a state spill file back and remove it: crawl-state records and host policies a run
+    could not write at its end (:meth:`newscrawl.store.writer.BufferedWriter.write_state` with
+    ``final=True``; lines ``{"collection": "pages"|"hosts", "doc": {...}}``).
+
+    Records are replaced where the stored one is not newer
+    (:meth:`~newscrawl.store.NewsStore.write_state`, idempotent), host policies replaced.
+
+    Returns:
+        ``{"pages": records written, "hosts": policies}``; zeros when there is no file.
+
+    Raises:
+        StoreUnavailable: the server went away (the file stays for the next start).
+        OSError: the file cannot be read or removed.
+    """
+    path = Path(path)
+    if not path.exists():
+        return {"pages": 0, "hosts": 0}
+    lines = load_spill(path)
+    pages = {d["doc"]["_id"]: d["doc"] for d in lines
+             if d.get("collection") == "pages" and isinstance(d.get("doc"), dict)}
+    hosts = {d["doc"]["_id"]: d["doc"] for d in lines
+             if d.get("collection") == "hosts" and isinstance(d.get("doc"), dict)}
+    written = store.write_state([], list(pages.values())) if pages else 0
+    if hosts:
+        store.write_hosts(list(hosts.values()))
+    path.unlink()
+    logger.info("Replayed %d crawl-state record(s) and %d host policy(ies) from %s", written,
+                len(hosts), path)
+    return {"pages": written, "hosts": len(hosts)}

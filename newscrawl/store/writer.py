@@ -14,7 +14,15 @@ is ``flush_interval`` seconds old; at most ``max_queued`` batches wait, after th
 handed a future to wait for (back-pressure). When the database goes away
 (:class:`~newscrawl.store.StoreUnavailable`), the batch is appended to the spill file (JSON
 lines, :func:`~newscrawl.store.spill`) and batches go straight to the spill file for
-``retry_after`` seconds; the next start on the same database replays it. In the shadow update
+``retry_after`` seconds; the next start on the same database replays it. Crawl-state writes
+are not tried either meanwhile (the records stay with the run and are written later).
+
+At the end of the run (:meth:`closing`) the writer gives up quickly: a store that failed during
+the run gets one more attempt (no retries); once that fails, nothing more is sent to it — the
+last pages go to the spill file, the last crawl-state records and host policies to the state
+spill file (``state_spill_path``, replayed at the next start:
+:func:`~newscrawl.store.spillfiles.replay_state_spill`), and the end-of-run work that needs the
+store (PageRank, eviction, final weights, counts) is skipped (:attr:`gave_up`). In the shadow update
 mode (:meth:`bind_run` with ``stage_run``) pages, records and versions are staged for the run and
 merged by :meth:`merge`.
 
@@ -81,6 +89,7 @@ class BufferedWriter:
         self.stats = stats
         self.store: NewsStore | None = None
         self.spill_path: Path | None = None
+        self.state_spill_path: Path | None = None
         #: The run clock (UTC datetimes) for ``first_seen``/``last_seen`` and merges.
         self.clock: Callable[[], dt.datetime] = _wall_clock
         #: Run id whose writes are staged (shadow update mode), or None (in place).
@@ -93,6 +102,10 @@ class BufferedWriter:
         self._queued = 0  # page batches submitted and not done
         self._pages_before = 0.0
         self._down_until = 0.0
+        self._failed = False  # the store failed at least once in this run
+        self._closing = False
+        #: True once the store failed again while the run closes: nothing more is sent to it.
+        self.gave_up = False
         self._weights: dict[str, float] = {}  # final weights waiting for the merge (shadow)
         self._state_used = False
         self._state_pending = 0
@@ -109,18 +122,33 @@ class BufferedWriter:
         self.stage_run = stage_run
 
     def start(self, store: NewsStore | None, *, spill_path: Path | None,
-              available: bool = True) -> None:
-        """Write to ``store`` from now on; spill to ``spill_path``. ``available=False`` (the
-        server did not answer at open) sends the first batches straight to the spill file."""
+              available: bool = True, state_spill_path: Path | None = None) -> None:
+        """Write to ``store`` from now on; spill pages to ``spill_path`` and, at the end,
+        unwritten crawl state to ``state_spill_path``. ``available=False`` (the server did not
+        answer at open) sends the first batches straight to the spill file."""
         self.store = store
         self.spill_path = spill_path
+        self.state_spill_path = state_spill_path
         if not available:
             self._down_until = time.monotonic() + self.retry_after
+            self._failed = True
+
+    def closing(self) -> None:
+        """The run is closing: give up quickly on a store that fails (module docstring)."""
+        self._closing = True
+
+    def _went_down(self) -> None:
+        """Note a failure of the store (writer thread)."""
+        self._down_until = time.monotonic() + self.retry_after
+        self._failed = True
+        if self._closing:
+            self.gave_up = True
 
     @property
     def available(self) -> bool:
         """False while batches go straight to the spill file (the store failed recently)."""
-        return self.store is not None and time.monotonic() >= self._down_until
+        return (self.store is not None and not self.gave_up
+                and time.monotonic() >= self._down_until)
 
     def submit(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> Future[_T]:
         """Run ``fn(*args, **kwargs)`` on the writer thread after every job submitted before.
@@ -185,18 +213,27 @@ class BufferedWriter:
                 # Stored, spilled, or (a bug, logged above) lost: no later write carries them.
                 self._pages_before = max(self._pages_before, cut)
 
+    def _skip_store(self) -> bool:
+        """True when no call should reach the store now: it failed recently (during the run)
+        or it failed again while the run closes."""
+        if self.store is None or self.gave_up:
+            return True
+        return not self._closing and time.monotonic() < self._down_until
+
     def _write_pages(self, batch: list[dict[str, Any]]) -> None:
-        if self.store is None or time.monotonic() < self._down_until:
+        if self._skip_store():
             self._spill(batch, "still unavailable")
             return
+        assert self.store is not None
         try:
             if self.stage_run:
                 staged = self.store.stage(self.stage_run, "items", batch)
                 self._inc("newscrawl/store/staged", staged)
                 return
-            counts = self.store.write_pages(batch, now=self.clock())
+            retries = {"retries": 0} if self._closing and self._failed else {}
+            counts = self.store.write_pages(batch, now=self.clock(), **retries)
         except StoreUnavailable as exc:
-            self._down_until = time.monotonic() + self.retry_after
+            self._went_down()
             self._spill(list(exc.docs) or batch, str(exc))
             return
         for key, value in counts.items():
@@ -235,13 +272,18 @@ class BufferedWriter:
                 self._state_before = max(self._state_before, now)
 
     def write_state(self, new: list[dict[str, Any]], old: list[dict[str, Any]],
-                    hosts: list[dict[str, Any]], *, cut: float) -> Future[int | None]:
+                    hosts: list[dict[str, Any]], *, cut: float,
+                    final: bool = False) -> Future[int | None]:
         """Write crawl-state records (``new`` inserted, ``old`` replaced; documents with ``_id``,
         :func:`newscrawl.crawlstate.to_doc`) and host policies, or stage them (shadow mode).
 
         Args:
             cut: ``time.monotonic()`` when the records were taken: every observation before
                 it is durable once this write is done.
+
+            final: the last write of the run: records the store refuses are spilled to
+                ``state_spill_path`` (stat ``newscrawl/crawlstate/spilled``; without one, or
+                when the spill fails, ``newscrawl/crawlstate/not_written``).
 
         Returns:
             A future of the number of records written, or None when the store refused them
@@ -251,25 +293,33 @@ class BufferedWriter:
         with self._lock:
             self._state_used = True
             self._state_pending += 1
-        return self.submit(self._state_job, new, old, hosts, cut)
+        return self.submit(self._state_job, new, old, hosts, cut, final)
 
     def _state_job(self, new: list[dict[str, Any]], old: list[dict[str, Any]],
-                   hosts: list[dict[str, Any]], cut: float) -> int | None:
+                   hosts: list[dict[str, Any]], cut: float, final: bool = False) -> int | None:
         written: int | None = None
+        skipped = self._skip_store()
         try:
-            if self.store is None:
-                raise StoreUnavailable("no store")
+            if skipped:
+                raise StoreUnavailable("the store failed recently" if self.store else "no store")
+            assert self.store is not None
             if self.stage_run:
                 written = self.store.stage(self.stage_run, "pages", [*new, *old])
                 self.store.stage(self.stage_run, "hosts", hosts)
                 self._inc("newscrawl/crawlstate/staged", written)
             else:
-                written = self.store.write_state(new, old)
+                retries = {"retries": 0} if self._closing and self._failed else {}
+                written = self.store.write_state(new, old, **retries)
                 self.store.write_hosts(hosts)
                 self._inc("newscrawl/crawlstate/written", written)
         except StoreError as exc:  # unavailable, or a refused write: retried
-            logger.error("Crawl state not written (%d records; retried later): %s",
-                         len(new) + len(old), exc)
+            if isinstance(exc, StoreUnavailable) and not skipped:
+                self._went_down()
+            if final:
+                self._spill_state([*new, *old], hosts, str(exc))
+            else:
+                logger.error("Crawl state not written (%d records; retried later): %s",
+                             len(new) + len(old), exc)
             self._inc("newscrawl/crawlstate/errors")
             written = None
         with self._lock:
@@ -278,6 +328,25 @@ class BufferedWriter:
             if written is not None:
                 self._state_before = max(self._state_before, cut)
         return written
+
+    def _spill_state(self, records: list[dict[str, Any]], hosts: list[dict[str, Any]],
+                     why: str) -> None:
+        """Keep the last crawl-state records and host policies in the state spill file."""
+        docs = [*({"collection": "pages", "doc": d} for d in records),
+                *({"collection": "hosts", "doc": h} for h in hosts)]
+        if self.state_spill_path is not None:
+            try:
+                spill(docs, self.state_spill_path)
+            except OSError:
+                logger.exception("Could not write the state spill file %s", self.state_spill_path)
+            else:
+                self._inc("newscrawl/crawlstate/spilled", len(records))
+                logger.error("Crawl state not written (%s): %d record(s) and %d host policy(ies) "
+                             "spilled to %s, written at the next start", why, len(records),
+                             len(hosts), self.state_spill_path)
+                return
+        logger.error("Crawl state not written (%s): %d record(s) LOST", why, len(records))
+        self._inc("newscrawl/crawlstate/not_written", len(records))
 
     # -- versions, weights, merge ---------------------------------------------------------------
 
@@ -292,8 +361,9 @@ class BufferedWriter:
     def _archive_job(self, fp: str, doc: dict[str, Any],
                      at: dt.datetime) -> dict[str, Any] | None:
         try:
-            if self.store is None:
-                raise StoreUnavailable("no store")
+            if self._skip_store():
+                raise StoreUnavailable("the store failed recently" if self.store else "no store")
+            assert self.store is not None
             version = self.store.archive_version(fp, doc, archived_at=at, stage_run=self.stage_run)
         except StoreError as exc:  # a lost version must not lose the article
             logger.error("Could not keep the previous version of %s: %s", fp, exc)
@@ -321,7 +391,7 @@ class BufferedWriter:
         return self.submit(self._weights_job, dict(weights))
 
     def _weights_job(self, weights: dict[str, float]) -> int:
-        if self.store is None or time.monotonic() < self._down_until:
+        if self.store is None or self.gave_up or time.monotonic() < self._down_until:
             logger.error("MongoDB unavailable at close: final NewsPageRank weights not stored; "
                          "spilled items keep their online weights")
             return 0
