@@ -1,5 +1,9 @@
 # newscrawl: the commands of the README, each setting itself up on a fresh machine.
 #   make crawl START_URLS=https://www.heise.de/[,URL...]   [DEPTH=2] [STRATEGY=bfs] [REPLAY=1]
+#                    DEPTH / STRATEGY become -a depth / -a strategy only when given, so
+#                    ARGS="-s NEWSCRAWL_DEPTH=1" works too; precedence: -a argument >
+#                    -s setting > newscrawl/settings.py > newscrawl/defaults.py. REPLAY_PORT
+#                    (default: a free port) is taken as given and must be free.
 #   make test
 #   make bench       every benchmark at its quick size, each target met / NOT met
 #                    (BENCH_ARGS="--only recrawl,revisit_sim" or "--full")
@@ -8,9 +12,6 @@ PYTHON ?= python3.11
 VENV := .venv
 REPLAY_VENV := .venv-replay
 SHARED ?= ../shared
-REPLAY_PORT ?= 8091
-DEPTH ?= 2
-STRATEGY ?= bfs
 export NEWSCRAWL_DATA_DIR ?= $(CURDIR)/data
 
 .PHONY: crawl test bench typecheck setup setup-replay clean
@@ -35,7 +36,8 @@ crawl: $(VENV)/.installed $(if $(REPLAY),$(REPLAY_VENV)/.installed)
 	@test -n "$(START_URLS)$(SEEDS)" || { echo "usage: make crawl START_URLS=https://www.heise.de/[,URL...] (or SEEDS=file)"; exit 2; }
 	@VENV=$(VENV) REPLAY_VENV=$(REPLAY_VENV) SHARED=$(SHARED) REPLAY_PORT=$(REPLAY_PORT) \
 	  REPLAY=$(REPLAY) bin/crawl $(if $(START_URLS),-a start_urls=$(START_URLS)) \
-	  $(if $(SEEDS),-a seeds=$(SEEDS)) -a depth=$(DEPTH) -a strategy=$(STRATEGY) $(ARGS)
+	  $(if $(SEEDS),-a seeds=$(SEEDS)) $(if $(DEPTH),-a depth=$(DEPTH)) \
+	  $(if $(STRATEGY),-a strategy=$(STRATEGY)) $(ARGS)
 
 test: $(VENV)/.installed $(REPLAY_VENV)/.installed
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)

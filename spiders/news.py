@@ -150,7 +150,7 @@ class NewsSpider(scrapy.Spider):
 
         def source(arg: Any, name: str) -> str:
             if arg is not None:
-                return "-a argument"
+                return f"-a {name.removeprefix('NEWSCRAWL_').lower()}"
             return name if settings.getpriority(name) > 0 else f"{name} default"
 
         run = self.crawler.get_extension(CrawlStateExtension)
