@@ -231,3 +231,61 @@ def test_against_the_embedded_store(real_store, tmp_path):
     pages, hosts = real_store.load_state()
     assert [p["_id"] for p in pages] == ["a" * 16] and hosts[0]["_id"] == "s.example"
     writer.close().result(10)
+
+
+class CountingDownStore(FakeStore):
+    """Down from the start; counts the attempts that reach it (and their retries)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = True
+        self.attempts: list[tuple[str, int | None]] = []
+
+    def write_pages(self, docs, *, now=None, retries=None):
+        self.attempts.append(("pages", retries))
+        return super().write_pages(docs, now=now)
+
+    def write_state(self, new, old, retries=None):
+        self.attempts.append(("state", retries))
+        return super().write_state(new, old)
+
+
+def test_at_close_a_failed_store_gets_one_attempt_then_state_is_spilled_and_replayed(tmp_path):
+    store = CountingDownStore()
+    writer, stats = _writer(store, tmp_path)
+    writer.start(store, spill_path=tmp_path / "spill.jsonl", available=False,
+                 state_spill_path=tmp_path / "state-spill.jsonl")
+    writer.add_page(_page("a"))
+    writer.add_page(_page("b"))  # straight to the spill file: the store failed at open
+    assert writer.write_state([{"_id": "r1"}], [], [], cut=1.0).result(5) is None
+    assert store.attempts == []  # during the run, a store that failed recently is not tried
+    writer.closing()
+    writer.add_page(_page("c"))
+    writer.flush().result(5)
+    assert store.attempts == [("pages", 0)]  # one attempt, no retries
+    assert writer.gave_up
+    new, old, hosts = [{"_id": "r1", "url": "u1"}], [{"_id": "r2", "url": "u2"}], [{"_id": "h"}]
+    assert writer.write_state(new, old, hosts, cut=2.0, final=True).result(5) is None
+    assert store.attempts == [("pages", 0)]  # given up: the store is not asked again
+    assert stats["newscrawl/store/spilled"] == 3
+    assert stats["newscrawl/crawlstate/spilled"] == 2
+    assert not writer.available
+
+    class Replay:
+        def __init__(self):
+            self.state, self.hosts = [], []
+
+        def write_state(self, new, old):
+            self.state += [d["_id"] for d in [*new, *old]]
+            return len(new) + len(old)
+
+        def write_hosts(self, docs):
+            self.hosts += [d["_id"] for d in docs]
+
+    from newscrawl.store import replay_state_spill
+
+    target = Replay()
+    assert replay_state_spill(target, tmp_path / "state-spill.jsonl") == {"pages": 2, "hosts": 1}
+    assert (target.state, target.hosts) == (["r1", "r2"], ["h"])
+    assert not (tmp_path / "state-spill.jsonl").exists()
+    assert replay_state_spill(target, tmp_path / "state-spill.jsonl") == {"pages": 0, "hosts": 0}

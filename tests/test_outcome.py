@@ -1,0 +1,88 @@
+"""newscrawl.outcome (the verdict over a run's stats) and extensions.outcome (log hygiene)."""
+
+import logging
+
+import pytest
+from scrapy.exceptions import CannotResolveHostError
+
+from extensions.outcome import LogHygieneFilter
+from newscrawl.outcome import (
+    EXIT_FAILED,
+    errors_by_kind,
+    pages_fetched,
+    run_outcome,
+    summary_lines,
+)
+
+GOOD = {"finish_reason": "finished", "downloader/response_status_count/200": 12,
+        "robotstxt/response_status_count/200": 1, "downloader/response_status_count/404": 1,
+        "newscrawl/store/new_articles": 9, "newscrawl/store/articles": 9,
+        "newscrawl/seeds/requested": 1, "elapsed_time_seconds": 3.2}
+NO_NETWORK = {"finish_reason": "finished", "newscrawl/seeds/requested": 2,
+              "downloader/exception_type_count/scrapy.exceptions.CannotResolveHostError": 12,
+              "downloader/exception_type_count/scrapy.exceptions.IgnoreRequest": 2}
+
+
+def test_a_good_run_is_ok():
+    assert run_outcome(GOOD).status == 0
+    assert pages_fetched(GOOD) == 11  # robots.txt is not a page; the 404 is not fetched
+    lines = summary_lines(GOOD)
+    assert lines[0].startswith("articles: 9 new, 0 changed")
+    assert "errors: HTTP 404 1" in lines and lines[-1] == "result: OK"
+
+
+def test_fetching_nothing_because_of_errors_fails_with_one_line():
+    outcome = run_outcome(NO_NETWORK)
+    assert outcome.status == EXIT_FAILED
+    assert outcome.why == ("fetched nothing: 12 request(s) failed (CannotResolveHostError 12: "
+                           "host name does not resolve (no network or DNS?))")
+    assert errors_by_kind(NO_NETWORK) == {"CannotResolveHostError": 12}  # IgnoreRequest is no error
+    assert summary_lines(NO_NETWORK)[-1] == f"result: FAILED - {outcome.why}"
+
+
+def test_error_statuses_only_also_fail():
+    stats = {"finish_reason": "finished", "downloader/response_status_count/503": 3,
+             "robotstxt/response_status_count/404": 1, "downloader/response_status_count/404": 1}
+    assert run_outcome(stats).why.startswith("fetched nothing: 4 request(s) failed (HTTP 503 3")
+
+
+def test_no_entry_requested_fails():
+    assert run_outcome({"newscrawl/seeds/requested": 0}).why == (
+        "fetched nothing: no entry URL could be requested")
+
+
+@pytest.mark.parametrize("extra, why", [
+    ({"newscrawl/store/spilled": 4}, "could not write to the store: 4 item(s) spilled to disk"),
+    ({"newscrawl/store/lost": 1}, "could not write to the store: 1 item(s) LOST"),
+    ({"newscrawl/crawlstate/spilled": 7}, "could not write to the store: 7 crawl-state record(s) spilled"),
+    ({"newscrawl/crawlstate/not_written": 2}, "could not write to the store: 2 crawl-state record(s) not written"),
+    ({"newscrawl/store/unreachable": 1, "newscrawl/crawlstate/unrecorded": 1},
+     "could not write to the store: it was unreachable when the run opened it; this run's visit history"),
+    ({"finish_reason": "store_unavailable"}, "the crawl ended with 'store_unavailable'"),
+    ({"finish_reason": "closespider_errorcount"}, "the crawl ended with 'closespider_errorcount'"),
+])
+def test_store_problems_and_bad_finish_reasons_fail(extra, why):
+    outcome = run_outcome({**GOOD, **extra})
+    assert outcome.status == EXIT_FAILED and outcome.why.startswith(why)
+
+
+def test_an_interrupted_run_is_not_a_failure_by_itself():
+    assert run_outcome({**GOOD, "finish_reason": "shutdown"}).status == 0
+
+
+def _record(msg, args=(), exc=None):
+    exc_info = (type(exc), exc, None) if exc else None
+    return logging.LogRecord("scrapy.core.scraper", logging.ERROR, __file__, 1, msg, args, exc_info)
+
+
+def test_network_failures_are_one_line_and_credentials_never_reach_the_log():
+    hygiene = LogHygieneFilter((CannotResolveHostError,))
+    record = _record("Error downloading %(request)s",
+                     ({"request": "<GET http://ann:secret@a.invalid/>"},),
+                     CannotResolveHostError("DNS lookup failed: a.invalid"))
+    assert hygiene.filter(record)
+    assert record.exc_info is None
+    assert record.getMessage() == "Error downloading <GET http://a.invalid/>: DNS lookup failed: a.invalid"
+    other = _record("boom %s", ("x",), KeyError("k"))
+    hygiene.filter(other)
+    assert other.exc_info is not None and other.getMessage() == "boom x"  # bugs keep their traceback

@@ -1,0 +1,35 @@
+"""newscrawl.settingscheck: unknown NEWSCRAWL_* names and bad values, before anything opens."""
+
+import pytest
+
+from newscrawl.addon import default_settings
+from newscrawl.settingscheck import SettingsError, check_values, unknown_settings
+
+KNOWN = default_settings()
+
+
+def test_unknown_names_get_the_closest_known_name():
+    assert unknown_settings(["NEWSCRAWL_DEPHT", "NEWSCRAWL_STRATEGY", "NEWSCRAWL_QQQQQQQQQQQQQQQ",
+                             "DOWNLOAD_DELAY"], KNOWN) == [
+        ("NEWSCRAWL_DEPHT", "NEWSCRAWL_DEPTH"), ("NEWSCRAWL_QQQQQQQQQQQQQQQ", None)]
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"NEWSCRAWL_DEPTH": "abc"}, "NEWSCRAWL_DEPTH must be a whole number, got 'abc'"),
+    ({"NEWSCRAWL_DEPTH": -2}, "NEWSCRAWL_DEPTH must be >= 0, got -2"),
+    ({"NEWSCRAWL_BUDGET": "lots"}, "NEWSCRAWL_BUDGET must be a whole number"),
+    ({"NEWSCRAWL_MONGO_TIMEOUT": "soon"}, "NEWSCRAWL_MONGO_TIMEOUT must be a number, got 'soon'"),
+    ({"NEWSCRAWL_REVISIT_ENABLED": "maybe"}, "NEWSCRAWL_REVISIT_ENABLED must be True or False"),
+    ({"NEWSCRAWL_STRATEGY": "BFS"}, "NEWSCRAWL_STRATEGY must be one of bfs, dfs, best, got 'BFS'"),
+    ({"NEWSCRAWL_UPDATE_MODE": "copy"}, "NEWSCRAWL_UPDATE_MODE must be one of inplace, shadow"),
+])
+def test_bad_values_are_one_clear_error(given, message):
+    with pytest.raises(SettingsError, match=message) as info:
+        check_values(given, KNOWN)
+    assert "\n" not in str(info.value)
+
+
+def test_good_values_and_unknown_names_pass():
+    check_values({"NEWSCRAWL_DEPTH": "3", "NEWSCRAWL_REVISIT_ENABLED": "False",
+                  "NEWSCRAWL_UPDATE_MODE": "SHADOW", "NEWSCRAWL_MONGO_TIMEOUT": "2.5",
+                  "NEWSCRAWL_DEPHT": "x", "NEWSCRAWL_MONGO_URI": None}, KNOWN)
