@@ -16,10 +16,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def served(script: str = "tests/mocksite.py"):
-    """Run a site script that prints its base URL on its first line; yield that URL."""
-    proc = subprocess.Popen([sys.executable, str(REPO / script)], stdout=subprocess.PIPE, text=True,
-                            cwd=REPO)
+def served(script: str = "tests/mocksite.py", *args: str):
+    """Run a site script (with ``args``) that prints its base URL on its first line; yield that
+    URL."""
+    proc = subprocess.Popen([sys.executable, str(REPO / script), *args], stdout=subprocess.PIPE,
+                            text=True, cwd=REPO)
     try:
         url = proc.stdout.readline().strip()
         if not url.startswith("http"):
@@ -32,16 +33,17 @@ def served(script: str = "tests/mocksite.py"):
 
 
 def crawl(args: list[str], data_dir: Path, *, env: dict | None = None, timeout: float = 600,
-          settings: dict | None = None) -> subprocess.CompletedProcess:
-    """Run ``scrapy crawl news ARGS`` in the repo with the embedded store on ``data_dir``."""
+          settings: dict | None = None, status: int = 0) -> subprocess.CompletedProcess:
+    """Run ``scrapy crawl news ARGS`` in the repo with the embedded store on ``data_dir``; the
+    exit status must be ``status`` (1: a failed run, newscrawl/outcome.py)."""
     full_env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI")}
     full_env.update({"NEWSCRAWL_DATA_DIR": str(data_dir), **(env or {})})
     cmd = [sys.executable, "-m", "scrapy", "crawl", "news", *args]
     for key, value in (settings or {}).items():
         cmd += ["-s", f"{key}={value}"]
     proc = subprocess.run(cmd, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise AssertionError(f"crawl failed ({proc.returncode}):\n{proc.stderr[-5000:]}")
+    if proc.returncode != status:
+        raise AssertionError(f"crawl exited {proc.returncode}, not {status}:\n{proc.stderr[-5000:]}")
     return proc
 
 

@@ -84,8 +84,10 @@ def test_unreachable_database_spills_and_the_next_run_on_it_replays(tmp_path):
     with served() as base:
         proc = crawl(["-a", f"start_urls={base}", "-a", "depth=0"], data,
                      settings={"NEWSCRAWL_MONGO_URI": uri, "NEWSCRAWL_MONGO_TIMEOUT": 0.5,
-                               "LOG_LEVEL": "INFO"})
+                               "LOG_LEVEL": "INFO"}, status=1)  # kept, but not in the store
         stats = stats_of(proc.stderr)
+        assert proc.stderr.rstrip().splitlines()[-1].startswith(
+            "newscrawl: crawl FAILED: could not write to the store: it was unreachable")
         assert stats["finish_reason"] == "'finished'"
         scraped = int(stats["item_scraped_count"])
         assert int(stats["newscrawl/store/spilled"]) == scraped > 1
