@@ -15,7 +15,7 @@ Pure: settings come in as a mapping of given values (names the user or the proje
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from newscrawl.algorithms.frontier import STRATEGIES
@@ -79,15 +79,13 @@ def check_values(given: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
     Raises:
         SettingsError: the first bad value (one line naming the setting).
     """
-    checks: dict[str, Callable[[Any], Any]] = {
-        name: (lambda value, name=name: parse_whole_number(value, name)) for name in WHOLE_NUMBERS}
     for name, value in given.items():
         if name not in defaults or value is None:
             continue
         _check_type(name, value, defaults[name])
         try:
-            if name in checks:
-                checks[name](value)
+            if name in WHOLE_NUMBERS:
+                parse_whole_number(value, name)
         except ValueError as exc:
             raise SettingsError(str(exc)) from None
         word = str(value).lower() if name in CASE_INSENSITIVE else str(value)

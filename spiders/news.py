@@ -151,7 +151,7 @@ class NewsSpider(scrapy.Spider):
         def source(arg: Any, name: str) -> str:
             if arg is not None:
                 return f"-a {name.removeprefix('NEWSCRAWL_').lower()}"
-            return name if settings.getpriority(name) > 0 else f"{name} default"
+            return name if (settings.getpriority(name) or 0) > 0 else f"{name} default"
 
         run = self.crawler.get_extension(CrawlStateExtension)
         budget = run.state.budget if run is not None else None

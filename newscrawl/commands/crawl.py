@@ -55,7 +55,7 @@ class Command(ScrapyCrawlCommand):
             print(line, file=sys.stderr, flush=True)
             return True
 
-        result = self.crawler_process.crawl(crawler, **opts.spargs)
+        result: Any = self.crawler_process.crawl(crawler, **opts.spargs)
         if hasattr(result, "addErrback"):  # a Deferred (CrawlerProcess): consume input errors
             result.addErrback(lambda failure: None if input_error(failure.value) else failure)
         else:  # an asyncio task (AsyncCrawlerProcess)
