@@ -195,7 +195,8 @@ class StoreExtension(Durable):
         self.writer.start(store, spill_path=spill_path, available=self.connected,
                           state_spill_path=state_spill_path)
 
-    def _prepare(self, store: NewsStore, spill_path: Path, state_spill_path: Path) -> bool:
+    def _prepare(self, store: NewsStore, spill_path: Path,
+                 state_spill_path: Path | None = None) -> bool:
         """Upgrade, indexes, spill replays (pages, then crawl state); False when the server
         does not answer.
 
@@ -217,7 +218,8 @@ class StoreExtension(Durable):
             return False
         try:
             replayed = store.replay_spill(spill_path)
-            replay_state_spill(store, state_spill_path)
+            if state_spill_path is not None:
+                replay_state_spill(store, state_spill_path)
         except StoreUnavailable as exc:
             logger.error("Could not replay %s: %s", spill_path, exc)
             replayed = {}
