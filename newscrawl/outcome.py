@@ -89,8 +89,9 @@ def pages_fetched(stats: Mapping[str, Any]) -> int:
 
 
 def errors_by_kind(stats: Mapping[str, Any]) -> dict[str, int]:
-    """Failed downloads by exception class (short name) and error statuses (``HTTP 503``),
-    robots.txt included; after retries, each attempt counts."""
+    """Failed downloads by exception class (short name), error statuses (``HTTP 503``) and
+    exceptions in spider callbacks (``spider KeyError``); robots.txt included; each attempt of a
+    retried request counts."""
     kinds: dict[str, int] = {}
     prefix = "downloader/exception_type_count/"
     for key, value in stats.items():
@@ -102,6 +103,10 @@ def errors_by_kind(stats: Mapping[str, Any]) -> dict[str, int]:
     for code, n in sorted(_status_counts(stats, "downloader/response_status_count/").items()):
         if code >= 400:
             kinds[f"HTTP {code}"] = n
+    for key, value in stats.items():  # bugs in a callback (counted by Scrapy's scraper)
+        if (key.startswith("spider_exceptions/") and isinstance(value, int)
+                and key != "spider_exceptions/count"):
+            kinds[f"spider {key.split('/', 1)[1]}"] = value
     return kinds
 
 

@@ -46,6 +46,11 @@ def test_error_statuses_only_also_fail():
     assert run_outcome(stats).why.startswith("fetched nothing: 4 request(s) failed (HTTP 503 3")
 
 
+def test_callback_errors_are_a_kind_of_error():
+    assert errors_by_kind({**GOOD, "spider_exceptions/KeyError": 2,
+                           "spider_exceptions/count": 2}) == {"HTTP 404": 1, "spider KeyError": 2}
+
+
 def test_no_entry_requested_fails():
     assert run_outcome({"newscrawl/seeds/requested": 0}).why == (
         "fetched nothing: no entry URL could be requested")
