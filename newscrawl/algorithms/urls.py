@@ -59,11 +59,10 @@ SESSION_PARAMETERS = (
 _DROPPED_PARAMETERS = frozenset(TRACKING_PARAMETERS + SESSION_PARAMETERS)
 #: Session parameter names that carry a random suffix (classic ASP: ``ASPSESSIONIDQADBCRCT``).
 _SESSION_PREFIXES = ("aspsessionid",)
-#: Quick test: may this URL hold a parameter to drop, a session path parameter or credentials?
-_MAY_NEED_CLEANING = re.compile(
+#: Quick test: may this URL hold a parameter to drop or a session path parameter?
+_MAY_HOLD_PARAMETER = re.compile(
     r"[?&;](?:utm_|gclid=|fbclid=|mc_[ce]id=|wt_z?mc=|xtor=|jsessionid|phpsessid|aspsessionid|"
-    r"asp\.net_sessionid|sid=|sessionid=|session_id=|sessid=|cfid=|cftoken=|zenid=|oscsid=)"
-    r"|^[^/?#]*//[^/?#]*@|/\((?:[A-Za-z]\([^()/]*\))+\)/",
+    r"asp\.net_sessionid|sid=|sessionid=|session_id=|sessid=|cfid=|cftoken=|zenid=|oscsid=)",
     re.IGNORECASE)
 #: ``;name=value`` path parameters naming a session id (``/a;jsessionid=0A1B/``, RFC 3986 §3.3);
 #: a segment that holds nothing else (``/;jsessionid=0A1B/a``) goes with its slash.
@@ -196,7 +195,7 @@ def canonicalize_url(url: str) -> str:
     """
     url = url.strip()
     try:
-        if _MAY_NEED_CLEANING.search(url):
+        if "@" in url or "(" in url or _MAY_HOLD_PARAMETER.search(url):
             url = _drop_parameters(url)
         return _w3lib_canonicalize_url(url, keep_fragments=False)
     except (ValueError, UnicodeError):
