@@ -15,6 +15,7 @@ due_articles>``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
 import scrapy
@@ -27,7 +28,7 @@ from newscrawl.algorithms.revisitplan import (
     new_article_priority,
     yield_priority,
 )
-from newscrawl.algorithms.urls import host_of, registered_domain
+from newscrawl.algorithms.urls import canonicalize_url, host_of, registered_domain
 from newscrawl.crawlstate import RunState
 from newscrawl.meta import PageContext
 
@@ -74,11 +75,16 @@ def _request_for(state: RunState, record: dict[str, Any], spider: Any,
     return scrapy.Request(url, callback=callback, priority=priority, meta=request_meta)
 
 
+#: Entry URLs repeat over every record of a site: canonicalised once each.
+_canonical_entry = lru_cache(maxsize=4096)(canonicalize_url)
+
+
 def _in_scope(record: dict[str, Any], spider: Any) -> bool:
     """Is a known page part of this run: reached from one of its entries, within its depth?"""
     ctx = record.get("request") or {}
     entries = getattr(spider, "entry_urls", None)
-    if entries and ctx.get("entry_url") and ctx["entry_url"] not in entries:
+    # Entries are canonical (newscrawl/seeds.py); records of older runs may hold the URL as given.
+    if entries and ctx.get("entry_url") and _canonical_entry(ctx["entry_url"]) not in entries:
         return False
     max_depth = getattr(spider, "max_depth", None)
     if record.get("role") in CHANNEL_ROLES and max_depth is not None:
