@@ -1,0 +1,83 @@
+"""One crawl of every hostile case (tests/hostile/cases.py) per test session.
+
+The site runs in threads of the test process (every connection recorded); the crawl is a real
+``scrapy crawl news`` subprocess with the embedded store, one entry URL per case, small
+timeouts, and only the site's allowed loopback hosts in ``NEWSCRAWL_ALLOWED_PRIVATE_HOSTS``
+(never ``trap``). Tests read :class:`HostileCrawl`: the stats, the log, the store, the site's
+records.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tests.hostile.cases  # noqa: F401  (registers the cases)
+from tests.helpers import crawl, open_store, stats_of
+from tests.hostile.site import CASES, HOSTS, HostileSite
+
+#: Loopback addresses the crawler may reach (every host of the site but ``trap``).
+ALLOWED = ",".join(address for key, address in HOSTS.items() if key != "trap")
+
+#: Settings of the hostile crawl: small timeouts, one retry, every case in one run.
+SETTINGS = {
+    "LOG_LEVEL": "INFO",
+    "DOWNLOAD_TIMEOUT": 3,
+    "RETRY_TIMES": 1,
+    "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": ALLOWED,
+    "NEWSCRAWL_EXTRACT_MAX_BYTES": 1_000_000,
+    "TWISTED_DNS_RESOLVER": "tests.hostile.resolver.MapResolver",
+}
+
+
+@dataclass
+class HostileCrawl:
+    """The finished crawl of every case."""
+
+    site: HostileSite
+    stats: dict[str, str]
+    log: str
+    store: Any
+
+    def stat(self, key: str) -> int:
+        """A numeric stat (0 when absent)."""
+        return int(self.stats.get(key, "0"))
+
+    def url(self, path: str, host_key: str = "main") -> str:
+        return self.site.url(path, host_key)
+
+    def article(self, name: str) -> dict | None:
+        """The stored article of case ``name`` (its article-shaped URL), or None."""
+        return self.store.articles.find_one({"url": self.url(CASES[name].article_path(),
+                                                            CASES[name].host)})
+
+    def log_lines(self, pattern: str) -> list[str]:
+        """Log lines matching the regular expression ``pattern``."""
+        return [line for line in self.log.splitlines() if re.search(pattern, line)]
+
+
+@pytest.fixture(scope="session")
+def hostile(tmp_path_factory) -> HostileCrawl:
+    tmp: Path = tmp_path_factory.mktemp("hostile")
+    site = HostileSite()
+    try:
+        seeds = tmp / "seeds.txt"
+        seeds.write_text("\n".join(site.entry_urls()) + "\n", encoding="utf-8")
+        proc = crawl(["-a", f"seeds={seeds}", "-a", "depth=1"], tmp / "data", timeout=300,
+                     settings=SETTINGS, env={"HOSTILE_DNS": _dns_map(site)})
+        (tmp / "crawl.log").write_text(proc.stderr, encoding="utf-8")
+        with open_store(tmp / "data") as store:
+            yield HostileCrawl(site, stats_of(proc.stderr), proc.stderr, store)
+    finally:
+        site.close()
+
+
+def _dns_map(site: HostileSite) -> str:
+    """``name=address`` pairs the crawl's resolver answers (tests/hostile/resolver.py)."""
+    from tests.hostile.resolver import NAMES
+
+    return ",".join(f"{name}={HOSTS[key]}" for name, key in NAMES.items())
