@@ -46,6 +46,14 @@ NEWSCRAWL_EXTRACT_MAX_BYTES = 4 * 1024 * 1024
 #: smaller ones inline (faster: no GIL hand-over between threads).
 NEWSCRAWL_EXTRACT_THREAD_BYTES = 512 * 1024
 
+# --- destination policy (middlewares/destination.py, middlewares/redirect.py) -----------------
+#: Refuse requests to loopback, private, link-local, multicast and reserved addresses (checked
+#: after DNS resolution, on every redirect and meta refresh), and redirects to other sites.
+NEWSCRAWL_DESTINATION_ENABLED = True
+#: Host names, addresses and CIDR networks that may be reached although private
+#: (comma-separated), e.g. ``"127.0.0.1,intranet.example,10.1.0.0/16"``.
+NEWSCRAWL_ALLOWED_PRIVATE_HOSTS = ""
+
 # --- NewsPageRank (pipeline; seed 004 §3) ----------------------------------------------------
 NEWSCRAWL_NEWSRANK_ENABLED = True
 #: The scoring matrix W_i of the four binary link features.

@@ -39,6 +39,14 @@ DOWNLOADER_MIDDLEWARES = {
     "middlewares.budget.BudgetMiddleware": 10,
     # HEAD first / conditional GET for known pages: below Retry (550) so it sees final answers.
     "middlewares.headprobe.HeadProbeMiddleware": 540,
+    # Scrapy's redirect middlewares with counted drops (too many hops, another site).
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "middlewares.redirect.CountedMetaRefreshMiddleware": 580,
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+    "middlewares.redirect.CountedRedirectMiddleware": 600,
+    # No request to private addresses: after HttpProxy (750, sets meta["proxy"]), last before
+    # the download handler connects.
+    "middlewares.destination.DestinationMiddleware": 760,
 }
 SPIDER_MIDDLEWARES = {
     "middlewares.linkclass.LinkClassificationMiddleware": 800,

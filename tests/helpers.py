@@ -13,6 +13,10 @@ from newscrawl.embedded import EmbeddedMongo
 from newscrawl.store import NewsStore
 
 REPO = Path(__file__).resolve().parents[1]
+#: The loopback addresses of the mock sites (tests/mocksite.py on 127.0.0.1, the changing sites
+#: of tests/mocksite_changing.py on 127.0.0.2-6): the crawls of the tests may reach them
+#: (``NEWSCRAWL_ALLOWED_PRIVATE_HOSTS``; every other private address stays refused).
+LOOPBACK_SITES = "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6"
 
 
 @contextmanager
@@ -33,11 +37,12 @@ def served(script: str = "tests/mocksite.py"):
 
 def crawl(args: list[str], data_dir: Path, *, env: dict | None = None, timeout: float = 600,
           settings: dict | None = None) -> subprocess.CompletedProcess:
-    """Run ``scrapy crawl news ARGS`` in the repo with the embedded store on ``data_dir``."""
+    """Run ``scrapy crawl news ARGS`` in the repo with the embedded store on ``data_dir``; the
+    mock sites' addresses are allowed (:data:`LOOPBACK_SITES`) unless ``settings`` say otherwise."""
     full_env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI")}
     full_env.update({"NEWSCRAWL_DATA_DIR": str(data_dir), **(env or {})})
     cmd = [sys.executable, "-m", "scrapy", "crawl", "news", *args]
-    for key, value in (settings or {}).items():
+    for key, value in {"NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": LOOPBACK_SITES, **(settings or {})}.items():
         cmd += ["-s", f"{key}={value}"]
     proc = subprocess.run(cmd, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:

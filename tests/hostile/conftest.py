@@ -16,9 +16,13 @@ from typing import Any
 
 import pytest
 
-import tests.hostile.cases  # noqa: F401  (registers the cases)
+import tests.hostile.cases
+import tests.hostile.cases_destination
 from tests.helpers import crawl, open_store, stats_of
 from tests.hostile.site import CASES, HOSTS, HostileSite
+
+#: The modules registering cases (imported for that).
+CASE_MODULES = (tests.hostile.cases, tests.hostile.cases_destination)
 
 #: Loopback addresses the crawler may reach (every host of the site but ``trap``).
 ALLOWED = ",".join(address for key, address in HOSTS.items() if key != "trap")

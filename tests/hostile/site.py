@@ -43,6 +43,9 @@ HOSTS = {
     "robots4xx": "127.0.0.22",
     "crawldelay": "127.0.0.23",
     "retryafter": "127.0.0.24",
+    "bigrobots": "127.0.0.25",
+    "other": "127.0.0.30",
+    "partner": "127.0.0.31",
 }
 
 
@@ -76,6 +79,14 @@ class Case:
 CASES: dict[str, Case] = {}
 #: Handlers of paths outside any case, by host key and path (robots.txt).
 ROBOTS: dict[str, Callable[[Handler, str], None]] = {}
+#: Entry URLs that are not a case's entry page (odd host spellings), built from the site.
+EXTRA_ENTRIES: list[Callable[[HostileSite], str]] = []
+
+
+def extra_entry(build: Callable[[HostileSite], str]) -> Callable[[HostileSite], str]:
+    """Register ``build(site) -> URL`` as one more entry URL of the crawl."""
+    EXTRA_ENTRIES.append(build)
+    return build
 
 
 def case(name: str, *, host: str = "main", article: bool = False,
@@ -220,8 +231,12 @@ class HostileSite:
         return self.base(host_key) + path
 
     def entry_urls(self) -> list[str]:
-        """The entry URL of every registered case."""
-        return [self.url(c.entry, c.host) for c in CASES.values()]
+        """The entry URL of every registered case, then the extra entries."""
+        return ([self.url(c.entry, c.host) for c in CASES.values()]
+                + [build(self) for build in EXTRA_ENTRIES])
+
+    def port(self, host_key: str) -> int:
+        return int(self.servers[host_key].server_address[1])
 
     def requests_to(self, prefix: str, host_key: str = "main") -> list[tuple[str, str, str, float]]:
         """Requests for paths starting with ``prefix`` on ``host_key``."""
@@ -244,9 +259,10 @@ def raw_socket(h: Handler) -> socket.socket:
 
 
 def main() -> None:  # pragma: no cover - manual use
-    import tests.hostile.cases  # noqa: F401  (registers the cases)
+    from tests.hostile.conftest import CASE_MODULES  # registers the cases
 
     site = HostileSite()
+    assert CASE_MODULES
     for url in site.entry_urls():
         print(url, flush=True)
     try:
