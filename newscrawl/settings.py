@@ -44,6 +44,9 @@ DOWNLOADER_MIDDLEWARES = {
     "middlewares.redirect.CountedMetaRefreshMiddleware": 580,
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
     "middlewares.redirect.CountedRedirectMiddleware": 600,
+    # robots.txt read with its status code (RFC 9309: 4xx allow all, 5xx disallow all).
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "middlewares.robots.RobotsStatusMiddleware": 100,
     # No request to private addresses: after HttpProxy (750, sets meta["proxy"]), last before
     # the download handler connects.
     "middlewares.destination.DestinationMiddleware": 760,
@@ -65,6 +68,8 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "extensions.store.StoreExtension": 100,
     "extensions.crawlstate.CrawlStateExtension": 110,
+    # Per-host politeness in one process: Crawl-delay, Retry-After (off when distributed).
+    "extensions.politeness.HostPolitenessExtension": 120,
 }
 
 FEED_EXPORT_ENCODING = "utf-8"

@@ -128,15 +128,19 @@ def short_body(h: Handler, path: str) -> None:
 
 @case("huge-page", article=True)
 def huge_page(h: Handler, path: str) -> None:
-    """A 50 MB page with no Content-Length (streamed until the client gives up)."""
+    """A 50 MB page (declared in Content-Length; streamed until the client gives up)."""
     h.send_response(200)
     h.send_header("Content-Type", "text/html")
+    h.send_header("Content-Length", str(HUGE_PAGE_BYTES))
     h.send_header("Connection", "close")
     h.end_headers()
     chunk = b"<p>" + b"x" * 65_533
-    for _ in range(50 * 16):  # 50 MiB
+    for _ in range(HUGE_PAGE_BYTES // len(chunk)):
         h.wfile.write(chunk)
     h.close_connection = True
+
+
+HUGE_PAGE_BYTES = 50 * 1024 * 1024
 
 
 # --- sizes -------------------------------------------------------------------------------------

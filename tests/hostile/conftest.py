@@ -18,11 +18,12 @@ import pytest
 
 import tests.hostile.cases
 import tests.hostile.cases_destination
+import tests.hostile.cases_signals
 from tests.helpers import crawl, open_store, stats_of
 from tests.hostile.site import CASES, HOSTS, HostileSite
 
 #: The modules registering cases (imported for that).
-CASE_MODULES = (tests.hostile.cases, tests.hostile.cases_destination)
+CASE_MODULES = (tests.hostile.cases, tests.hostile.cases_destination, tests.hostile.cases_signals)
 
 #: Loopback addresses the crawler may reach (every host of the site but ``trap``).
 ALLOWED = ",".join(address for key, address in HOSTS.items() if key != "trap")
@@ -35,6 +36,8 @@ SETTINGS = {
     "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": ALLOWED,
     "NEWSCRAWL_EXTRACT_MAX_BYTES": 1_000_000,
     "TWISTED_DNS_RESOLVER": "tests.hostile.resolver.MapResolver",
+    "NEWSCRAWL_CRAWL_DELAY_MAX": 1,
+    "NEWSCRAWL_LINKCLASS_MAX_LINKS": 500,  # the 100,000-link page: the rest counted  # robots.txt of the crawl-delay case asks for an hour
 }
 
 
