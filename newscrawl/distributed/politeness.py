@@ -10,7 +10,11 @@ exchange is over and sets the host's next-allowed time in Redis: end of the exch
 (:func:`newscrawl.algorithms.politeness.next_delay`: k = ``NEWSCRAWL_POLITENESS_FACTOR``, within
 ``NEWSCRAWL_POLITENESS_MIN_DELAY``/``…_MAX_DELAY``), and at least the host's robots.txt
 ``Crawl-delay``, which it reads (with Protego, Scrapy's robots.txt parser) from the robots.txt
-responses passing through and stores in the host's Redis state for every worker.
+responses passing through and stores in the host's Redis state for every worker, capped at
+``NEWSCRAWL_CRAWL_DELAY_MAX`` (a warning names the host when the cap applies). A 429 / 503 with
+``Retry-After`` releases the lease with that pause (at most ``NEWSCRAWL_RETRY_AFTER_MAX``).
+The per-host rule and state are :class:`newscrawl.algorithms.politeness.HostPoliteness`, shared
+with single-process mode (:mod:`extensions.politeness`).
 
 Side requests that do not come from the frontier (robots.txt, HEAD probes) are sent while the
 page request that triggered them waits in an earlier middleware, inside that request's lease.
@@ -34,7 +38,8 @@ seconds, ``worker``, ``lease``) for overlap proofs.
 
 Stats: ``newscrawl/politeness/released``, ``…/lease_lost`` (the lease had expired or was taken
 back from a dead worker), ``…/errors`` (exchanges ending in an exception), ``…/crawl_delay``
-(robots.txt files with a Crawl-delay), ``…/pause_ms_max``, ``…/response_ms_max``.
+(robots.txt files with a Crawl-delay), ``…/crawl_delay_capped``, ``…/retry_after``,
+``…/pause_ms_max``, ``…/response_ms_max``.
 """
 
 from __future__ import annotations
