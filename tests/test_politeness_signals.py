@@ -213,3 +213,12 @@ def test_switched_off_or_distributed_is_not_configured():
         _extension(NEWSCRAWL_POLITENESS_ENABLED=False)
     with pytest.raises(NotConfigured):
         _extension(NEWSCRAWL_DISTRIBUTED=True)
+
+
+def test_robots_txt_over_500_kib_is_read_up_to_there(caplog):
+    body = b"User-agent: *\nDisallow: /early\n" + b"Disallow: /x\n" * 50_000 + b"Disallow: /late\n"
+    middleware, crawler, _, _ = _robots_middleware(200, body)
+    assert not _allowed(middleware, "http://a.example/early")
+    assert _allowed(middleware, "http://a.example/late")  # beyond 500 KiB: not read
+    assert crawler.stats.get_value("newscrawl/robots/truncated") == 1
+    assert f"has {len(body)} bytes: reading the first 512000" in caplog.text

@@ -25,7 +25,10 @@ def test_crawl_delay_is_capped_with_a_warning_and_honoured(hostile):
     assert hostile.log_lines(r"WARNING: robots.txt of 127.0.0.23 asks for Crawl-delay 3600 s; "
                              r"waiting 1 s \(NEWSCRAWL_CRAWL_DELAY_MAX\)")
     assert hostile.stat("newscrawl/politeness/crawl_delay_capped") == 1
-    times = [t for _, _, _, t in hostile.site.requests_to("/", "crawldelay")]
+    first: dict[str, float] = {}  # a request the HTTP client re-sent on a new connection
+    for _, _, path, t in hostile.site.requests_to("/", "crawldelay"):  # counts once
+        first.setdefault(path, t)
+    times = sorted(first.values())
     assert len(times) == 3  # robots.txt, the entry, the article
     assert all(b - a >= 0.95 for a, b in zip(times, times[1:])), times
     assert hostile.article("crawl-delay") is not None
@@ -40,5 +43,8 @@ def test_retry_after_delays_the_host(hostile):
     assert hostile.article("retry-after") is not None
 
 
-def test_5_mb_robots_txt_is_read(hostile):
+def test_5_mb_robots_txt_is_read_up_to_500_kib(hostile):
     assert hostile.article("big-robots") is not None
+    assert hostile.stat("newscrawl/robots/truncated") == 1
+    assert hostile.log_lines(r"WARNING: robots.txt of 127.0.0.25:\d+ has \d+ bytes: reading the "
+                             r"first 512000")
