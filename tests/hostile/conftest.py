@@ -18,12 +18,16 @@ import pytest
 
 import tests.hostile.cases
 import tests.hostile.cases_destination
+import tests.hostile.cases_head
 import tests.hostile.cases_signals
 from tests.helpers import crawl, open_store, stats_of
 from tests.hostile.site import CASES, HOSTS, HostileSite
 
 #: The modules registering cases (imported for that).
-CASE_MODULES = (tests.hostile.cases, tests.hostile.cases_destination, tests.hostile.cases_signals)
+CASE_MODULES = (tests.hostile.cases, tests.hostile.cases_destination, tests.hostile.cases_signals,
+                tests.hostile.cases_head)
+#: Run clocks of the two crawls of the ``rerun`` cases (two days apart: every page is due).
+RERUN_TIMES = ("2024-10-01T08:00:00+00:00", "2024-10-03T08:00:00+00:00")
 
 #: Loopback addresses the crawler may reach (every host of the site but ``trap``).
 ALLOWED = ",".join(address for key, address in HOSTS.items() if key != "trap")
@@ -68,19 +72,41 @@ class HostileCrawl:
 
 
 @pytest.fixture(scope="session")
-def hostile(tmp_path_factory) -> HostileCrawl:
-    tmp: Path = tmp_path_factory.mktemp("hostile")
+def hostile_site():
+    """The hostile site, serving every case for the whole session."""
     site = HostileSite()
-    try:
-        seeds = tmp / "seeds.txt"
-        seeds.write_text("\n".join(site.entry_urls()) + "\n", encoding="utf-8")
-        proc = crawl(["-a", f"seeds={seeds}", "-a", "depth=1"], tmp / "data", timeout=300,
-                     settings=SETTINGS, env={"HOSTILE_DNS": _dns_map(site)})
-        (tmp / "crawl.log").write_text(proc.stderr, encoding="utf-8")
-        with open_store(tmp / "data") as store:
-            yield HostileCrawl(site, stats_of(proc.stderr), proc.stderr, store)
-    finally:
-        site.close()
+    yield site
+    site.close()
+
+
+@pytest.fixture(scope="session")
+def hostile(tmp_path_factory, hostile_site) -> HostileCrawl:
+    """One crawl of every ``main`` case."""
+    tmp: Path = tmp_path_factory.mktemp("hostile")
+    site = hostile_site
+    seeds = tmp / "seeds.txt"
+    seeds.write_text("\n".join(site.entry_urls()) + "\n", encoding="utf-8")
+    proc = crawl(["-a", f"seeds={seeds}", "-a", "depth=1"], tmp / "data", timeout=300,
+                 settings=SETTINGS, env={"HOSTILE_DNS": _dns_map(site)})
+    (tmp / "crawl.log").write_text(proc.stderr, encoding="utf-8")
+    with open_store(tmp / "data") as store:
+        yield HostileCrawl(site, stats_of(proc.stderr), proc.stderr, store)
+
+
+@pytest.fixture(scope="session")
+def hostile_rerun(tmp_path_factory, hostile_site) -> tuple[HostileCrawl, HostileCrawl]:
+    """Two crawls of every ``rerun`` case, two days apart, on one data folder: (first, second)."""
+    tmp: Path = tmp_path_factory.mktemp("hostile-rerun")
+    site = hostile_site
+    seeds = tmp / "seeds.txt"
+    seeds.write_text("\n".join(site.entry_urls("rerun")) + "\n", encoding="utf-8")
+    logs = []
+    for now in RERUN_TIMES:
+        proc = crawl(["-a", f"seeds={seeds}", "-a", "depth=0", "-a", f"now={now}"], tmp / "data",
+                     timeout=300, settings=SETTINGS, env={"HOSTILE_DNS": _dns_map(site)})
+        logs.append(proc.stderr)
+    with open_store(tmp / "data") as store:
+        yield tuple(HostileCrawl(site, stats_of(log), log, store) for log in logs)
 
 
 def _dns_map(site: HostileSite) -> str:

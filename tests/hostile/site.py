@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 #: Loopback addresses of the site, by role. ``trap`` is never allowed to the crawler: nothing
@@ -46,6 +46,9 @@ HOSTS = {
     "bigrobots": "127.0.0.25",
     "other": "127.0.0.30",
     "partner": "127.0.0.31",
+    "head405": "127.0.0.41",
+    "head501": "127.0.0.42",
+    "head403": "127.0.0.43",
 }
 
 
@@ -59,6 +62,9 @@ class Case:
         host: key of :data:`HOSTS` serving the case.
         article: the default entry page links to :meth:`article` (an article-shaped URL).
         entry: entry path; default ``/<name>/``.
+        crawl: which crawl of the session enters it: ``"main"`` (the one crawl of every
+            case) or ``"rerun"`` (two crawls, two days apart, on a data folder of their own:
+            cases that need a known page).
     """
 
     name: str
@@ -66,7 +72,7 @@ class Case:
     host: str = "main"
     article: bool = False
     entry: str = ""
-    extra: dict = field(default_factory=dict)
+    crawl: str = "main"
 
     def __post_init__(self) -> None:
         self.entry = self.entry or f"/{self.name}/"
@@ -89,13 +95,14 @@ def extra_entry(build: Callable[[HostileSite], str]) -> Callable[[HostileSite], 
     return build
 
 
-def case(name: str, *, host: str = "main", article: bool = False,
-         entry: str = "") -> Callable[[Callable[[Handler, str], None]], Callable[[Handler, str], None]]:
+def case(name: str, *, host: str = "main", article: bool = False, entry: str = "",
+         crawl: str = "main") -> Callable[[Callable[[Handler, str], None]],
+                                          Callable[[Handler, str], None]]:
     """Register ``handler`` as the case ``name`` (see :class:`Case`)."""
     def register(handler: Callable[[Handler, str], None]) -> Callable[[Handler, str], None]:
         if name in CASES:
             raise ValueError(f"hostile case {name!r} registered twice")
-        CASES[name] = Case(name, handler, host=host, article=article, entry=entry)
+        CASES[name] = Case(name, handler, host=host, article=article, entry=entry, crawl=crawl)
         return handler
     return register
 
@@ -230,10 +237,11 @@ class HostileSite:
     def url(self, path: str, host_key: str = "main") -> str:
         return self.base(host_key) + path
 
-    def entry_urls(self) -> list[str]:
-        """The entry URL of every registered case, then the extra entries."""
-        return ([self.url(c.entry, c.host) for c in CASES.values()]
-                + [build(self) for build in EXTRA_ENTRIES])
+    def entry_urls(self, crawl: str = "main") -> list[str]:
+        """The entry URL of every registered case of ``crawl``, then (main crawl) the extra
+        entries."""
+        return ([self.url(c.entry, c.host) for c in CASES.values() if c.crawl == crawl]
+                + ([build(self) for build in EXTRA_ENTRIES] if crawl == "main" else []))
 
     def port(self, host_key: str) -> int:
         return int(self.servers[host_key].server_address[1])
