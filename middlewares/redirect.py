@@ -3,6 +3,9 @@
 * A chain longer than ``REDIRECT_MAX_TIMES`` hops: Scrapy drops the request silently (a debug
   line); here it is counted (``newscrawl/redirect/max_hops``) and logged as a warning with the
   URL the chain started from and the URL it had reached.
+* A loop (the target is a URL of the chain already, canonical forms compared): Scrapy's
+  duplicate filter would drop it with a debug line; here it is counted
+  (``newscrawl/redirect/loop``), logged as a warning, and not followed.
 * A redirect or meta refresh to another registered domain (Public Suffix List) than the one
   first requested is not followed unless the target's domain is one of the crawl's entry
   domains (:func:`newscrawl.algorithms.destination.redirect_allowed`): counted
@@ -27,7 +30,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.httpobj import urlparse_cached
 
 from newscrawl.algorithms.destination import redirect_allowed
-from newscrawl.algorithms.urls import host_of, registered_domain
+from newscrawl.algorithms.urls import canonicalize_url, host_of, registered_domain
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +53,12 @@ class _CountedRedirects:
                 logger.info("Not following %s from %s to %s: another site than %s and no entry's",
                             kind, request.url, redirected.url, first)
                 raise IgnoreRequest(f"{kind} to another site")
+        chain = [*(request.meta.get("redirect_urls") or []), request.url]
+        if canonicalize_url(redirected.url) in {canonicalize_url(url) for url in chain}:
+            stats.inc_value("newscrawl/redirect/loop")
+            logger.warning("Dropped %s: its %s loops back to %s after %d hops", chain[0], kind,
+                           redirected.url, len(chain))
+            raise IgnoreRequest(f"{kind} loop")
         try:
             return super()._redirect(redirected, request, reason)  # type: ignore[misc]
         except IgnoreRequest:

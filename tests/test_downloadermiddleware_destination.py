@@ -159,3 +159,17 @@ def test_cross_site_check_off_with_the_policy():
     request = Request("https://www.zeit.de/a")
     response = Response(request.url, status=302, headers={"Location": "http://other.example/"})
     assert middleware.process_response(request, response).url == "http://other.example/"
+
+
+def test_redirect_loop_is_counted_and_logged(caplog):
+    crawler = _redirect_crawler()
+    middleware = CountedRedirectMiddleware.from_crawler(crawler)
+    request = Request("https://www.zeit.de/a")
+    request = middleware.process_response(request, Response(
+        request.url, status=302, headers={"Location": "/b"}))
+    with pytest.raises(IgnoreRequest):
+        middleware.process_response(request, Response(request.url, status=302,
+                                                      headers={"Location": "/a#top"}))
+    assert crawler.stats.get_value("newscrawl/redirect/loop") == 1
+    assert "Dropped https://www.zeit.de/a: its redirect loops back to https://www.zeit.de/a#top" \
+        in caplog.text

@@ -38,10 +38,12 @@ def test_binary_labelled_html_stores_no_text(hostile):
         "newscrawl/spider/skipped_non_html") >= 1
 
 
-def test_redirect_loop_ends_at_the_duplicate_filter(hostile):
+def test_redirect_loop_is_counted_and_logged(hostile):
     assert hostile.article("redirect-loop") is None
     assert len(hostile.site.requests_to("/redirect-loop/2024")) == 2
-    assert hostile.stat("dupefilter/filtered") >= 1
+    assert hostile.stat("newscrawl/redirect/loop") == 1
+    assert hostile.log_lines(r"WARNING: Dropped http://127.0.0.1:\d+/redirect-loop/.*: its redirect "
+                             r"loops back to http://127.0.0.1:\d+/redirect-loop/.* after 2 hops")
 
 
 def test_calendar_trap_ends_at_the_depth_limit(hostile):
@@ -73,6 +75,7 @@ def test_50_mb_page_is_cancelled_at_download_maxsize(hostile):
 
 
 def test_100000_links_are_capped_and_counted(hostile):
+    # counted, not logged: a page with many links is no fault
     node = hostile.store.nodes.find_one({"url": hostile.url("/many-links/")})
     assert node is not None
     assert hostile.stat("newscrawl/linkclass/skipped/truncated") == MANY_LINKS - 500
@@ -80,6 +83,7 @@ def test_100000_links_are_capped_and_counted(hostile):
 
 def test_10_kb_url_is_dropped_and_counted(hostile):
     assert hostile.stat("urllength/request_ignored_count") >= 1
+    assert hostile.log_lines(r"INFO: Ignoring link \(url length > 2083\): http://127.0.0.1:\d+/long-url/")
     assert not hostile.site.requests_to("/long-url/2024")
     assert LONG_URL_BYTES > 2083  # Scrapy's URLLENGTH_LIMIT
 
