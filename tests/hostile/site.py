@@ -10,11 +10,16 @@ Adding a case::
 
     @case("my-case", article=True)          # served under /my-case/ on the main host
     def my_case(h: Handler, path: str) -> None:
-        if path == h.article_path:           # the article-shaped link of the entry page
-            h.send(200, b"<html>...</html>")
+        # every path under /my-case/ but the entry page: here, the article the entry links to
+        h.send(200, article_page("My case").encode(), headers={"X-Odd": "yes"})
+
+and a test in ``tests/hostile/test_*.py`` taking the ``hostile`` fixture
+(``hostile.article("my-case")``, ``hostile.stat(...)``, ``hostile.log_lines(...)``,
+``hostile.site.requests_to("/my-case/")``). Modules of cases are listed in
+``tests/hostile/conftest.py`` (``CASE_MODULES``).
 
 A case is reached from its entry page ``/<name>/``; with ``article=True`` the default entry
-page links to one article-shaped URL (:meth:`Case.article`) that the handler serves, so the
+page links to one article-shaped URL (:meth:`Case.article_path`) that the handler serves, so the
 link classification sends it to the article extractor. A case may also serve the entry page
 itself (``path == "/<name>/"``), or live on another loopback address (``host=``: each host is
 its own server, with its own politeness and robots.txt). The crawl of every case runs once per
@@ -26,7 +31,6 @@ Run ``python -m tests.hostile.site`` to browse the site by hand: it prints the e
 
 from __future__ import annotations
 
-import socket
 import sys
 import threading
 import time
@@ -259,11 +263,6 @@ class HostileSite:
         for server in self.servers.values():
             server.shutdown()
             server.server_close()
-
-
-def raw_socket(h: Handler) -> socket.socket:
-    """The connection's socket, for handlers that misbehave below HTTP."""
-    return h.connection
 
 
 def main() -> None:  # pragma: no cover - manual use
