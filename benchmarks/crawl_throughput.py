@@ -93,6 +93,7 @@ SITE_NAME = "Tagesblatt"
 #: matter for throughput), so the comparison differs only in the spider and its components.
 COMMON_SETTINGS = {
     "LOG_LEVEL": "WARNING",
+    "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": "127.0.0.1",  # the generated site (loopback is refused)
     "HTTPCACHE_ENABLED": "False",
     "TELNETCONSOLE_ENABLED": "False",
     "ROBOTSTXT_OBEY": "True",

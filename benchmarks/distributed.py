@@ -107,6 +107,8 @@ RESET_PATH = "/__bench__/reset"
 
 COMMON_SETTINGS = {
     "LOG_LEVEL": "WARNING",
+    # The sites on 127.0.0.1 ... 127.0.0.N (loopback is refused unless allowed).
+    "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": "127.0.0.0/24",
     "TELNETCONSOLE_ENABLED": "False",
     "HTTPCACHE_ENABLED": "False",
     "AUTOTHROTTLE_ENABLED": "False",

@@ -46,6 +46,14 @@ NEWSCRAWL_EXTRACT_MAX_BYTES = 4 * 1024 * 1024
 #: smaller ones inline (faster: no GIL hand-over between threads).
 NEWSCRAWL_EXTRACT_THREAD_BYTES = 512 * 1024
 
+# --- destination policy (middlewares/destination.py, middlewares/redirect.py) -----------------
+#: Refuse requests to loopback, private, link-local, multicast and reserved addresses (checked
+#: after DNS resolution, on every redirect and meta refresh), and redirects to other sites.
+NEWSCRAWL_DESTINATION_ENABLED = True
+#: Host names, addresses and CIDR networks that may be reached although private
+#: (comma-separated), e.g. ``"127.0.0.1,intranet.example,10.1.0.0/16"``.
+NEWSCRAWL_ALLOWED_PRIVATE_HOSTS = ""
+
 # --- NewsPageRank (pipeline; seed 004 §3) ----------------------------------------------------
 NEWSCRAWL_NEWSRANK_ENABLED = True
 #: The scoring matrix W_i of the four binary link features.
@@ -131,7 +139,7 @@ NEWSCRAWL_REDIS_POP_BATCH = 8
 # One request in flight per host over all workers (the frontier's host lease); then a pause.
 #: Pause after a response = this multiple k of its response time (Mercator: 10); 0 turns it off.
 NEWSCRAWL_POLITENESS_FACTOR = 10.0
-#: Bounds of the k × response-time pause (seconds); robots.txt Crawl-delay is never capped.
+#: Bounds of the k × response-time pause (seconds); robots.txt Crawl-delay has its own cap.
 NEWSCRAWL_POLITENESS_MIN_DELAY = 0.0
 NEWSCRAWL_POLITENESS_MAX_DELAY = 60.0
 #: Honour robots.txt ``Crawl-delay`` (read with Protego, Scrapy's robots.txt parser).
@@ -142,6 +150,22 @@ NEWSCRAWL_POLITENESS_RT_WINDOW = 5
 #: File to append one JSON line per HTTP exchange to (host, start, end, worker; for overlap
 #: checks); empty: off.
 NEWSCRAWL_POLITENESS_LOG = ""
+
+# --- server signals (both modes; extensions/politeness.py in one process, RFC 9309, RFC 9110) ---
+#: Per-host politeness in single-process mode (Crawl-delay, Retry-After; extensions/politeness.py).
+NEWSCRAWL_POLITENESS_ENABLED = True
+#: Single-process mode: one request in flight per host and Mercator's k × response-time pause
+#: (NEWSCRAWL_POLITENESS_FACTOR ...); off keeps CONCURRENT_REQUESTS_PER_DOMAIN / DOWNLOAD_DELAY
+#: for hosts without Crawl-delay or Retry-After. Distributed mode always applies the rule.
+NEWSCRAWL_POLITENESS_ONE_PER_HOST = False
+#: Largest robots.txt Crawl-delay honoured (seconds; 0 = no cap); a warning names each host
+#: whose Crawl-delay is cut.
+NEWSCRAWL_CRAWL_DELAY_MAX = 60.0
+#: Largest Retry-After (on 429 / 503) honoured for a host (seconds).
+NEWSCRAWL_RETRY_AFTER_MAX = 300.0
+#: robots.txt answering 5xx (or 429) means "disallow all" for its host (RFC 9309 §2.3.1.4)
+#: until it is fetched again, this long after (seconds).
+NEWSCRAWL_ROBOTS_RETRY_DELAY = 600.0
 
 # --- the run and incremental re-crawls (extensions/crawlstate.py: clock, budget, crawl state,
 #     HEAD probes, update modes; DESIGN §4-5) ----------------------------------------------------

@@ -41,6 +41,17 @@ DOWNLOADER_MIDDLEWARES = {
     "middlewares.credentials.CredentialsMiddleware": 20,
     # HEAD first / conditional GET for known pages: below Retry (550) so it sees final answers.
     "middlewares.headprobe.HeadProbeMiddleware": 540,
+    # Scrapy's redirect middlewares with counted drops (too many hops, another site).
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "middlewares.redirect.CountedMetaRefreshMiddleware": 580,
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+    "middlewares.redirect.CountedRedirectMiddleware": 600,
+    # robots.txt read with its status code (RFC 9309: 4xx allow all, 5xx disallow all).
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "middlewares.robots.RobotsStatusMiddleware": 100,
+    # No request to private addresses: after HttpProxy (750, sets meta["proxy"]), last before
+    # the download handler connects.
+    "middlewares.destination.DestinationMiddleware": 760,
 }
 SPIDER_MIDDLEWARES = {
     "middlewares.linkclass.LinkClassificationMiddleware": 800,
@@ -59,8 +70,10 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "extensions.store.StoreExtension": 100,
     "extensions.crawlstate.CrawlStateExtension": 110,
+    # Per-host politeness in one process: Crawl-delay, Retry-After (off when distributed).
+    "extensions.politeness.HostPolitenessExtension": 120,
     # The run summary and the exit status (the crawl command below makes it the process's).
-    "extensions.outcome.OutcomeExtension": 120,
+    "extensions.outcome.OutcomeExtension": 130,
 }
 # `scrapy crawl` exits non-zero when the run failed (newscrawl/outcome.py) and says why in one
 # line, also when it cannot start (bad argument, setting or seeds): newscrawl/commands/crawl.py.

@@ -13,6 +13,10 @@ from newscrawl.embedded import EmbeddedMongo
 from newscrawl.store import NewsStore
 
 REPO = Path(__file__).resolve().parents[1]
+#: The loopback addresses of the mock sites (tests/mocksite.py on 127.0.0.1, the changing sites
+#: of tests/mocksite_changing.py on 127.0.0.2-6): the crawls of the tests may reach them
+#: (``NEWSCRAWL_ALLOWED_PRIVATE_HOSTS``; every other private address stays refused).
+LOOPBACK_SITES = "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6"
 
 
 @contextmanager
@@ -35,11 +39,12 @@ def served(script: str = "tests/mocksite.py", *args: str):
 def crawl(args: list[str], data_dir: Path, *, env: dict | None = None, timeout: float = 600,
           settings: dict | None = None, status: int = 0) -> subprocess.CompletedProcess:
     """Run ``scrapy crawl news ARGS`` in the repo with the embedded store on ``data_dir``; the
-    exit status must be ``status`` (1: a failed run, newscrawl/outcome.py)."""
+    mock sites' addresses are allowed (:data:`LOOPBACK_SITES`) unless ``settings`` say otherwise;
+    the exit status must be ``status`` (1: a failed run, newscrawl/outcome.py)."""
     full_env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI")}
     full_env.update({"NEWSCRAWL_DATA_DIR": str(data_dir), **(env or {})})
     cmd = [sys.executable, "-m", "scrapy", "crawl", "news", *args]
-    for key, value in (settings or {}).items():
+    for key, value in {"NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": LOOPBACK_SITES, **(settings or {})}.items():
         cmd += ["-s", f"{key}={value}"]
     proc = subprocess.run(cmd, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != status:

@@ -34,6 +34,8 @@ CRAWLED = re.compile(r"Crawled \((\d+)\) <GET ([^>]+)>")
 #: Settings of every worker here: no MongoDB (the workers would race to start the embedded
 #: server on one data folder), short idle and heartbeat times.
 SETTINGS = {
+    # the mock site and the generated sites on 127.0.0.1-4 (loopback is refused unless allowed)
+    "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4",
     "NEWSCRAWL_MONGO_ENABLED": "False",
     "NEWSCRAWL_REVISIT_ENABLED": "False",
     "NEWSCRAWL_REDIS_IDLE_CLOSE": "1.5",

@@ -166,3 +166,33 @@ def test_from_crawler_uses_the_crawls_frontier_and_settings(redis_server, namesp
     assert crawler.settings.getdict("DOWNLOADER_MIDDLEWARES")[
         "newscrawl.distributed.politeness.PolitenessMiddleware"] == 950
     middleware.close()
+
+
+def test_crawl_delay_over_the_cap_is_cut_with_a_warning(redis_server, namespace, caplog):
+    crawler = get_crawler(_Spider)
+    frontier = RedisFrontier(redis_server, namespace)
+    middleware = _middleware(frontier, crawler.stats, crawl_delay_max=30.0)
+    robots = scrapy.Request("http://www.example.com/robots.txt", meta={"dont_obey_robotstxt": True})
+    middleware.process_request(robots)
+    middleware.process_response(robots, TextResponse(
+        robots.url, body=b"User-agent: *\nCrawl-delay: 3600\n", encoding="utf-8"))
+    assert frontier.host_state("example.com")["crawl_delay_ms"] == "30000"
+    assert crawler.stats.get_value("newscrawl/politeness/crawl_delay_capped") == 1
+    assert "robots.txt of example.com asks for Crawl-delay 3600 s; waiting 30 s" in caplog.text
+    middleware.close()
+
+
+def test_retry_after_releases_the_lease_with_that_pause(redis_server, namespace):
+    crawler = get_crawler(_Spider)
+    frontier = RedisFrontier(redis_server, namespace)
+    middleware = _middleware(frontier, crawler.stats, factor=0.0)
+    for i in range(2):
+        frontier.push("example.com", b"p%d" % i, score=0)
+    page = _leased_page(frontier)
+    middleware.process_request(page)
+    middleware.process_response(page, HtmlResponse(page.url, status=503, body=b"busy",
+                                                   headers={"Retry-After": "3"}))
+    wait = frontier.pop()
+    assert isinstance(wait, Wait) and 2500 <= wait.wait_ms <= 3000
+    assert crawler.stats.get_value("newscrawl/politeness/retry_after") == 1
+    middleware.close()

@@ -65,3 +65,19 @@ def test_malformed_markup_does_not_raise():
     root = html.fromstring(b"<html><body><a href='/x'><div><a href='/y'>unclosed")
     links = extract_links(root, "http://h/")
     assert {l.url for l in links} == {"http://h/x", "http://h/y"}
+
+
+def test_links_beyond_the_cap_are_counted_without_being_read():
+    import time
+
+    from lxml import html as lxml_html
+
+    from newscrawl.algorithms.linkextract import ExtractionStats, extract_links
+
+    page = "".join(f"<a href='http://s{i % 97}.example.org/{i}'>{i}</a>" for i in range(100_000))
+    root = lxml_html.fromstring(f"<html><body>{page}<a href='#top'>top</a></body></html>")
+    stats = ExtractionStats()
+    started = time.perf_counter()
+    links = extract_links(root, "http://example.org/", max_links=500, stats=stats)
+    assert len(links) == 500 and stats.truncated == 100_000 - 500 + 1
+    assert time.perf_counter() - started < 2.0  # resolving all of them took 5 s

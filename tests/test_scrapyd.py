@@ -190,7 +190,8 @@ def jobs(deployed, site, tmp):
     seeds.write_text(f"# mock site\n{site}\n", encoding="utf-8")
     data = tmp / "data"
     job = deployed.client.schedule(PROJECT, "news", args={"seeds": str(seeds)},
-                                   settings={"NEWSCRAWL_DATA_DIR": str(data), "LOG_LEVEL": "INFO"})
+                                   settings={"NEWSCRAWL_DATA_DIR": str(data), "LOG_LEVEL": "INFO",
+                                             "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": "127.0.0.1"})
 
     sched_data = tmp / "sched-data"
     sched_seeds = tmp / "sched-seeds.txt"
@@ -221,7 +222,7 @@ def run_schedule(url: str, seeds: Path, data_dir: Path) -> dict[str, dict]:
     proc = subprocess.run(
         [sys.executable, "-m", "newscrawl", "schedule", "--seeds", str(seeds), "--scrapyd", url,
          "--data-dir", str(data_dir), "--estimator", "halve_double", "--json",
-         "-s", "LOG_LEVEL=INFO"],
+         "-s", "LOG_LEVEL=INFO", "-s", "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS=127.0.0.1"],
         cwd=REPO, env=clean_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return {d["site"]: d for d in json.loads(proc.stdout)}

@@ -255,7 +255,8 @@ def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
     Args:
         root: the lxml root element of the parsed page.
         page_url: the page's absolute URL (after redirects).
-        max_links: at most this many links are returned (links); the rest count as truncated.
+        max_links: at most this many links are returned (links); every later ``href`` /
+            ``src`` counts as truncated, unread (whatever it holds).
         stats: optional counters of skipped attributes, updated in place.
 
     Returns:
@@ -270,6 +271,9 @@ def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
         raw = el.get("src") if tag in ("frame", "iframe") else el.get("href")
         if raw is None:
             continue
+        if len(links) >= max_links:  # counted unresolved: 100,000 links took 5 s to resolve
+            stats.truncated += 1
+            continue
         url = resolve_link(raw, base_url)
         if url is None:
             stripped = strip_html5_whitespace(raw)
@@ -279,9 +283,6 @@ def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
                 stats.not_http += 1
             else:
                 stats.malformed += 1
-            continue
-        if len(links) >= max_links:
-            stats.truncated += 1
             continue
         if tag in ("frame", "iframe"):
             links.append(RawLink(url, "", "frame", {"image": 0, "font_size": 0, "bold": 0}))

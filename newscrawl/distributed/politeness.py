@@ -10,7 +10,11 @@ exchange is over and sets the host's next-allowed time in Redis: end of the exch
 (:func:`newscrawl.algorithms.politeness.next_delay`: k = ``NEWSCRAWL_POLITENESS_FACTOR``, within
 ``NEWSCRAWL_POLITENESS_MIN_DELAY``/``…_MAX_DELAY``), and at least the host's robots.txt
 ``Crawl-delay``, which it reads (with Protego, Scrapy's robots.txt parser) from the robots.txt
-responses passing through and stores in the host's Redis state for every worker.
+responses passing through and stores in the host's Redis state for every worker, capped at
+``NEWSCRAWL_CRAWL_DELAY_MAX`` (a warning names the host when the cap applies). A 429 / 503 with
+``Retry-After`` releases the lease with that pause (at most ``NEWSCRAWL_RETRY_AFTER_MAX``).
+The per-host rule and state are :class:`newscrawl.algorithms.politeness.HostPoliteness`, shared
+with single-process mode (:mod:`extensions.politeness`).
 
 Side requests that do not come from the frontier (robots.txt, HEAD probes) are sent while the
 page request that triggered them waits in an earlier middleware, inside that request's lease.
@@ -34,7 +38,8 @@ seconds, ``worker``, ``lease``) for overlap proofs.
 
 Stats: ``newscrawl/politeness/released``, ``…/lease_lost`` (the lease had expired or was taken
 back from a dead worker), ``…/errors`` (exchanges ending in an exception), ``…/crawl_delay``
-(robots.txt files with a Crawl-delay), ``…/pause_ms_max``, ``…/response_ms_max``.
+(robots.txt files with a Crawl-delay), ``…/crawl_delay_capped``, ``…/retry_after``,
+``…/pause_ms_max``, ``…/response_ms_max``.
 """
 
 from __future__ import annotations
@@ -44,11 +49,9 @@ import logging
 import os
 import socket
 import time
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from protego import Protego
 from redis.exceptions import RedisError
 from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
@@ -57,7 +60,7 @@ from scrapy.utils.asyncio import CallLaterResult, call_later
 from scrapy.utils.httpobj import urlparse_cached
 
 from newscrawl.algorithms.fingerprint import canonical_host
-from newscrawl.algorithms.politeness import next_delay, response_time_estimate
+from newscrawl.algorithms.politeness import HostPoliteness, crawl_delay_of, retry_after_seconds
 from newscrawl.distributed.extension import FrontierExtension
 from newscrawl.distributed.frontier import RedisFrontier
 from newscrawl import meta
@@ -92,12 +95,15 @@ class PolitenessMiddleware:
     def __init__(self, frontier: RedisFrontier, stats: Any, *, factor: float, min_delay: float,
                  max_delay: float, obey_crawl_delay: bool, rt_window: int, user_agent: str = "*",
                  aliases: Mapping[str, str] | None = None, fold_www: bool = True,
-                 log_path: str = "") -> None:
-        next_delay(0.0, factor=factor, min_delay=min_delay, max_delay=max_delay)  # validates
+                 log_path: str = "", crawl_delay_max: float = 60.0,
+                 retry_after_max: float = 300.0) -> None:
         if rt_window < 1:
             raise ValueError(f"NEWSCRAWL_POLITENESS_RT_WINDOW must be >= 1, got {rt_window}")
+        #: The per-host rule and state shared with single-process mode (validates the bounds).
+        self.policy = HostPoliteness(factor=factor, min_delay=min_delay, max_delay=max_delay,
+                                     crawl_delay_max=crawl_delay_max, rt_window=rt_window,
+                                     retry_after_max=retry_after_max)
         self.rt_window = rt_window
-        self.response_times: dict[str, deque[float]] = {}
         self.frontier = frontier
         self.stats = stats
         self.factor = factor
@@ -107,7 +113,6 @@ class PolitenessMiddleware:
         self.user_agent = user_agent
         self.aliases = dict(aliases or {})
         self.fold_www = fold_www
-        self.crawl_delays: dict[str, float] = {}
         self.worker = f"{socket.gethostname()}-{os.getpid()}"
         self._flush_call: CallLaterResult | None = None
         self._log = open(log_path, "a", encoding="utf-8", buffering=1) if log_path else None
@@ -134,6 +139,8 @@ class PolitenessMiddleware:
             aliases=s.getdict("NEWSCRAWL_HOST_ALIASES"),
             fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW"),
             log_path=s.get("NEWSCRAWL_POLITENESS_LOG") or "",
+            crawl_delay_max=s.getfloat("NEWSCRAWL_CRAWL_DELAY_MAX"),
+            retry_after_max=s.getfloat("NEWSCRAWL_RETRY_AFTER_MAX"),
         )
         crawler.signals.connect(middleware.close, signal=signals.spider_closed)
         return middleware
@@ -157,6 +164,8 @@ class PolitenessMiddleware:
 
     def process_response(self, request: Request, response: Response,
                          spider: Any = None) -> Response:
+        if response.status in (429, 503) and response.headers.get(b"Retry-After"):
+            self._hold(request, response)
         self._finish(request, error=False)
         if (self.obey_crawl_delay and request.meta.get("dont_obey_robotstxt")
                 and urlparse_cached(request).path == "/robots.txt" and response.status == 200):
@@ -213,16 +222,22 @@ class PolitenessMiddleware:
 
     def _pause(self, host: str, response_time: float | None) -> float:
         """The host's pause (seconds) after an exchange; ``response_time`` joins its window
-        (``None``: the exchange was not measured)."""
-        window = self.response_times.get(host)
-        if window is None:
-            window = self.response_times[host] = deque(maxlen=self.rt_window)
-        if response_time is not None:
-            window.append(response_time)
-        crawl_delay = self.crawl_delays.get(host) if self.obey_crawl_delay else None
-        return next_delay(response_time_estimate(window), factor=self.factor,
-                          min_delay=self.min_delay, max_delay=self.max_delay,
-                          crawl_delay=crawl_delay)
+        (``None``: the exchange was not measured). At least what a ``Retry-After`` still asks."""
+        pause = self.policy.record_response(host, response_time)
+        return max(pause, self.policy.wait(host, time.monotonic()))
+
+    def _hold(self, request: Request, response: Response) -> None:
+        """A 429 / 503 with ``Retry-After``: the host's lease is released with that pause."""
+        value = (response.headers.get(b"Retry-After") or b"").decode("latin-1")
+        seconds = retry_after_seconds(value, time.time())
+        if seconds is None:
+            return
+        host = self._host(request)
+        applied = self.policy.hold(host, seconds, time.monotonic())
+        self.stats.inc_value(f"{_PREFIX}/retry_after")
+        logger.info("%s answered %d with Retry-After %s: no request to %s for %.1f s%s",
+                    request.url, response.status, value, host, applied,
+                    " (NEWSCRAWL_RETRY_AFTER_MAX)" if applied < seconds else "")
 
     def _log_exchange(self, request: Request, host: str, start: float, end: float,
                       response_time: float, *, pause: float | None, leased: bool,
@@ -242,15 +257,16 @@ class PolitenessMiddleware:
             logger.warning("Redis error while releasing host leases: %s", exc)
 
     def _learn_crawl_delay(self, request: Request, response: Response) -> None:
-        try:
-            delay = Protego.parse(response.body.decode("utf-8", "replace")).crawl_delay(
-                self.user_agent)
-        except Exception:  # noqa: BLE001 - a broken robots.txt has no Crawl-delay for us
-            return
-        if delay is None or delay <= 0:
+        delay = crawl_delay_of(response.body, self.user_agent)
+        if delay is None:
             return
         host = self._host(request)
-        self.crawl_delays[host] = float(delay)
-        self.frontier.set_crawl_delay(host, float(delay))
+        applied, capped = self.policy.set_crawl_delay(host, delay)
+        self.frontier.set_crawl_delay(host, applied)
         self.stats.inc_value(f"{_PREFIX}/crawl_delay")
-        logger.info("robots.txt of %s asks for Crawl-delay %.1f s", host, delay)
+        if capped:
+            self.stats.inc_value(f"{_PREFIX}/crawl_delay_capped")
+            logger.warning("robots.txt of %s asks for Crawl-delay %.0f s; waiting %.0f s "
+                           "(NEWSCRAWL_CRAWL_DELAY_MAX)", host, delay, applied)
+        else:
+            logger.info("robots.txt of %s asks for Crawl-delay %.1f s", host, delay)
