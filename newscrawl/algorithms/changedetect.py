@@ -72,7 +72,9 @@ __all__ = [
     "parse_http_date",
     "text_fingerprint",
     "usable_last_modified",
+    "validator_event",
     "validators_agree",
+    "verify_outcome",
     "version_diff",
 ]
 
@@ -460,6 +462,34 @@ def learn_host(policy: HostPolicy, event: str, *, strikes: int = 2) -> HostPolic
     if mode != HEAD:
         learned = True
     return replace(policy, mode=mode, reason=reason, learned=learned, counts=counts)
+
+
+def validator_event(policy: HostPolicy, fresh: Validators) -> str | None:
+    """The host event a 200 answer with validators ``fresh`` gives (``has_validator`` /
+    ``no_validator``, :func:`learn_host`), or None once it would teach nothing (the host
+    showed a validator before, or is a ``fingerprint`` host for another reason)."""
+    if fresh.any:
+        undo = policy.mode == FINGERPRINT and policy.reason.startswith(NO_VALIDATOR_REASON)
+        return "has_validator" if undo or not policy.counts.get("has_validator") else None
+    if policy.mode != FINGERPRINT and not policy.counts.get("has_validator"):
+        return "no_validator"
+    return None
+
+
+def verify_outcome(stored: Validators, fresh: Validators, changed: bool) -> str | None:
+    """The host event of a verification GET (:class:`Verification`): ``verify_match`` (the
+    text confirms "unchanged"), ``verify_mismatch`` (the text changed while the validators of
+    this very answer still say not), or None (the validators changed too: the page changed
+    after the check, nobody lied).
+
+    >>> verify_outcome(Validators('"a"'), Validators('"a"'), True)
+    'verify_mismatch'
+    >>> verify_outcome(Validators('"a"'), Validators('"b"'), True) is None
+    True
+    """
+    if not changed:
+        return "verify_match"
+    return None if compare(stored, fresh)[0] == CHANGED else "verify_mismatch"
 
 
 # --- verification of "unchanged" -------------------------------------------------------------
