@@ -1,0 +1,163 @@
+"""Change detection you can trust, end to end: four served sites (tests/mocksite_validators.py:
+only Content-Length; a weak ETag only; a future / epoch Last-Modified; correct validators) whose
+articles are edited between runs, with and without a change of the body's length.
+
+Run 1 stores everything. Run 2 (no verification) lets HEAD decide where a validator exists
+(weak and good) and GET plus the text fingerprint where none does (length, future: their
+Content-Length and invalid Last-Modified prove nothing). Run 3 verifies every "unchanged"
+answer with a full GET (the documented sample at rate 1). Every count of HEAD / 304 / GET /
+unchanged is exact, per site too (the sites log each request and its conditional headers)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO, crawl, open_store, stats_of
+from tests.mocksite_validators import ARTICLES, HOSTS, article_body, article_path
+
+pytestmark = pytest.mark.slow
+
+RUN_TIMES = ["2024-10-02T00:00:00Z", "2024-11-01T00:00:00Z", "2024-12-01T00:00:00Z"]
+SITES = ("length", "weak", "future", "good")
+NEVER = {"NEWSCRAWL_HEADPROBE_VERIFY_START": 0, "NEWSCRAWL_HEADPROBE_VERIFY_FLOOR": 0}
+ALWAYS = {"NEWSCRAWL_HEADPROBE_VERIFY_START": 1, "NEWSCRAWL_HEADPROBE_VERIFY_FLOOR": 1}
+LOOPBACK = {"NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": ",".join(["127.0.0.1", "localhost",
+                                                         *HOSTS.values()])}
+
+
+@contextmanager
+def validator_sites(state_file: Path):
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "mocksite_validators.py"),
+                             str(state_file)], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        line = proc.stdout.readline()
+        if not line.startswith("{"):
+            raise RuntimeError(f"mocksite_validators.py did not print its URLs (got {line!r})")
+        yield json.loads(line)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("validators")
+    state_file = tmp / "version.txt"
+    log = Path(str(state_file) + ".log")
+    results = []
+    with validator_sites(state_file) as urls:
+        seen = 0
+        for version, now, verify in zip((1, 2, 3), RUN_TIMES, (NEVER, NEVER, ALWAYS)):
+            state_file.write_text(str(version))
+            proc = crawl(["-a", "start_urls=" + ",".join(urls[s] for s in SITES),
+                          "-a", f"now={now}"], tmp / "data",
+                         settings={"LOG_LEVEL": "INFO", **verify, **LOOPBACK})
+            lines = log.read_text(encoding="utf-8").splitlines()
+            results.append({"stats": stats_of(proc.stderr),
+                            "requests": [json.loads(x) for x in lines[seen:]]})
+            seen = len(lines)
+    return urls, tmp / "data", results
+
+
+def _n(stats: dict, key: str) -> int:
+    return int(stats.get(key, 0))
+
+
+def _count(requests: list, site: str, method: str, status: int | None = None) -> int:
+    return sum(1 for r in requests if r["site"] == site and r["method"] == method
+               and (status is None or r["status"] == status))
+
+
+def test_run1_fetches_everything_and_learns_the_hosts_without_validators(runs):
+    _, data, results = runs
+    stats = results[0]["stats"]
+    assert _n(stats, "downloader/request_method_count/GET") == 4 * 7
+    assert _n(stats, "newscrawl/revisit/first") == 4 * 6
+    assert _n(stats, "newscrawl/headprobe/host/fingerprint") == 2  # length and future
+
+
+def test_run2_head_where_a_validator_exists_fingerprint_elsewhere(runs):
+    _, _, results = runs
+    stats, requests = results[1]["stats"], results[1]["requests"]
+    # weak, good: a HEAD per page (6), the two edited articles fetched (one kept its length).
+    # length, future: no validator, so no HEAD: 6 GETs each, the text fingerprint decides.
+    assert _n(stats, "downloader/request_method_count/HEAD") == 2 * 6
+    assert _n(stats, "downloader/request_method_count/GET") == 4 + 2 * 2 + 2 * 6
+    assert _n(stats, "downloader/response_status_count/304") == 0
+    assert _n(stats, "newscrawl/headprobe/skipped") == _n(stats, "newscrawl/revisit/unchanged/head") == 8
+    assert _n(stats, "newscrawl/revisit/changed/head") == 4
+    assert _n(stats, "newscrawl/revisit/unchanged/fingerprint") == 8
+    assert _n(stats, "newscrawl/revisit/changed/fingerprint") == 4
+    assert _n(stats, "newscrawl/headprobe/verify") == 0
+    assert _n(stats, "newscrawl/crawlstate/versions") == 4 * 2
+    for site in ("weak", "good"):
+        assert (_count(requests, site, "HEAD"), _count(requests, site, "GET")) == (6, 1 + 2)
+    for site in ("length", "future"):
+        assert (_count(requests, site, "HEAD"), _count(requests, site, "GET")) == (0, 1 + 6)
+
+
+def test_run3_verifies_every_unchanged_answer_with_one_get(runs):
+    _, _, results = runs
+    stats, requests = results[2]["stats"], results[2]["requests"]
+    # weak, good: 6 HEADs; 2 edited articles fetched, the 4 unchanged pages fetched as samples
+    assert _n(stats, "downloader/request_method_count/HEAD") == 2 * 6
+    assert _n(stats, "downloader/request_method_count/GET") == 4 + 2 * 6 + 2 * 6
+    assert _n(stats, "newscrawl/headprobe/verify") == _n(stats, "newscrawl/headprobe/verify_match") == 8
+    assert _n(stats, "newscrawl/headprobe/verify_mismatch") == 0
+    assert _n(stats, "newscrawl/headprobe/skipped") == 0
+    assert _n(stats, "newscrawl/revisit/unchanged/verified") == 8
+    assert _n(stats, "newscrawl/revisit/changed/head") == 4
+    assert _n(stats, "newscrawl/revisit/unchanged/fingerprint") == 8
+    assert _n(stats, "newscrawl/revisit/changed/fingerprint") == 4
+    assert _n(stats, "newscrawl/crawlstate/versions") == 4 * 2
+    for site in SITES:
+        assert _count(requests, site, "GET") == 1 + 6
+
+
+def test_invalid_last_modified_is_never_echoed_nor_a_length_trusted(runs):
+    _, _, results = runs
+    for result in results:
+        for r in result["requests"]:
+            if r["site"] in ("length", "future"):
+                assert r["method"] == "GET" and not r["if_modified_since"] and not r["if_none_match"]
+
+
+def test_every_edit_is_stored_and_the_hosts_modes_say_why(runs):
+    urls, data, _ = runs
+    with open_store(data) as store:
+        for site in SITES:
+            base = urls[site].rstrip("/")
+            for n in ARTICLES:
+                live = store.articles.find_one({"url": base + article_path(n)})
+                figure = article_body(site, n, 3).split("Kennziffer ")[1][:4]
+                assert f"Meldung {n} von {site}: Der Haushaltsausschuss" in live["text"]
+                assert f"Kennziffer {figure}" in live["text"]  # the last edit of every kind
+                assert ("Nachtrag aus Fassung 3" in live["text"]) is (n == 1)
+                kept = sorted(v["version"] for v in store.versions.find({"url": base + article_path(n)}))
+                assert kept == {1: [1, 2], 2: [1], 3: [1], 4: []}[n], (site, n)
+                texts = [v["text"] for v in store.versions.find({"url": base + article_path(n)})]
+                assert live["text"] not in texts  # the current text is never an old version
+            assert store.versions.count_documents({"url": {"$regex": "^" + base}}) == 4
+        modes = {d["_id"]: (d["mode"], d["reason"]) for d in store.hosts.find()}
+        assert modes[HOSTS["length"]][0] == modes[HOSTS["future"]][0] == "fingerprint"
+        assert "Content-Length alone cannot prove unchanged" in modes[HOSTS["length"]][1]
+        assert modes[HOSTS["weak"]][0] == modes[HOSTS["good"]][0] == "head"
+        good = store.hosts.find_one({"_id": HOSTS["good"]})
+        assert good["counts"]["verify_match"] == 4  # the verification state survives runs
+        # which validator decided each visit
+        page = store.pages.find_one({"url": urls["good"] + "politik/"})
+        assert [h["validator"] for h in page["history"]] == ["none", "etag", "fingerprint"]
+        page = store.pages.find_one({"url": urls["length"] + "politik/"})
+        assert [h["validator"] for h in page["history"]] == ["none", "fingerprint", "fingerprint"]
+        edited = store.pages.find_one({"url": urls["weak"].rstrip("/") + article_path(1)})
+        assert [(h["how"], h["validator"], h["changed"]) for h in edited["history"]] == [
+            ("first", "none", False), ("head", "fingerprint", True), ("head", "fingerprint", True)]
+        assert store.pages.find_one({"url": urls["future"] + "politik/"})["validators"][
+            "last_modified"] is None
