@@ -161,3 +161,30 @@ def test_every_edit_is_stored_and_the_hosts_modes_say_why(runs):
             ("first", "none", False), ("head", "fingerprint", True), ("head", "fingerprint", True)]
         assert store.pages.find_one({"url": urls["future"] + "politik/"})["validators"][
             "last_modified"] is None
+
+
+def test_a_sampled_304_is_fetched_again_in_full(tmp_path):
+    """A host that refuses HEAD (tests/mocksite_changing.py ``nohead``) is checked with
+    conditional GETs; with verification at rate 1 every 304 is followed by one full GET."""
+    from tests.mocksite_changing import HOSTS as CHANGING
+    from tests.test_crawl_incremental import changing_sites
+
+    state_file = tmp_path / "version.txt"
+    allowed = {"NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": f"127.0.0.1,localhost,{CHANGING['nohead']}"}
+    with changing_sites(state_file) as urls:
+        stats = []
+        for version, now, verify in ((1, RUN_TIMES[0], NEVER), (2, RUN_TIMES[1], ALWAYS)):
+            state_file.write_text(str(version))
+            proc = crawl(["-a", f"start_urls={urls['nohead']}", "-a", f"now={now}"],
+                         tmp_path / "data", settings={"LOG_LEVEL": "INFO", **verify, **allowed})
+            stats.append(stats_of(proc.stderr))
+    second = stats[1]
+    # one HEAD (405), 6 conditional GETs: 5 answered 304 and fetched again, article 3 changed
+    assert _n(second, "downloader/request_method_count/HEAD") == 1
+    assert _n(second, "downloader/response_status_count/304") == 5
+    assert _n(second, "downloader/request_method_count/GET") == 1 + 6 + 5
+    assert _n(second, "newscrawl/headprobe/verify") == _n(second, "newscrawl/headprobe/verify_match") == 5
+    assert _n(second, "newscrawl/revisit/unchanged/verified") == 5
+    assert _n(second, "newscrawl/revisit/unchanged/conditional") == 0
+    assert _n(second, "newscrawl/revisit/changed/conditional") == 1
+    assert _n(second, "newscrawl/crawlstate/versions") == 1
