@@ -8,7 +8,11 @@ sending) validators, for the change-detection tests (RFC 9110 §8.8, §13.1):
   ``Content-Length``; a naive ``If-Modified-Since`` check (304 when it equals that date), so a
   crawler that echoes the date never sees an edit;
 * ``good``   on 127.0.0.14 — strong ``ETag``, a true past ``Last-Modified``, ``Content-Length``;
-  answers conditional GETs.
+  answers conditional GETs;
+* ``stale``  on 127.0.0.15 — a server that lies: the same ``ETag`` and ``Last-Modified`` for
+  every version of a page (a cache in front of it that never learns of edits).
+
+The four-host tests crawl the first four; ``stale`` has a test of its own.
 
 Run ``python tests/mocksite_validators.py STATE_FILE``: each site on a free port, one JSON line
 ``{"length": "http://127.0.0.11:PORT/", ...}``. Every site has a home page ``/`` (two teasers),
@@ -31,7 +35,7 @@ from twisted.internet import reactor
 from twisted.web import resource, server
 
 HOSTS = {"length": "127.0.0.11", "weak": "127.0.0.12", "future": "127.0.0.13",
-         "good": "127.0.0.14"}
+         "good": "127.0.0.14", "stale": "127.0.0.15"}
 ARTICLES = (1, 2, 3, 4)
 #: version -> {article: "same" (the body keeps its length) | "longer"}
 EDITS: dict[int, dict[int, str]] = {2: {1: "same", 2: "longer"}, 3: {3: "same", 1: "longer"}}
@@ -144,6 +148,10 @@ class Site(resource.Resource):
             request.setHeader(b"ETag", etag.encode())
             request.setHeader(b"Last-Modified", modified.encode())
             not_modified = inm == etag if inm else ims == modified
+        elif self.site == "stale":
+            request.setHeader(b"ETag", b'"v1"')
+            request.setHeader(b"Last-Modified", GOOD_MODIFIED[1].encode())
+            not_modified = inm == '"v1"'
         if not_modified:
             request.setResponseCode(304)
             return b""

@@ -188,3 +188,35 @@ def test_a_sampled_304_is_fetched_again_in_full(tmp_path):
     assert _n(second, "newscrawl/revisit/unchanged/conditional") == 0
     assert _n(second, "newscrawl/revisit/changed/conditional") == 1
     assert _n(second, "newscrawl/crawlstate/versions") == 1
+
+
+def test_a_host_whose_validators_lie_is_caught_by_a_verification_get(tmp_path):
+    """``stale`` keeps one ETag and Last-Modified for every version of a page. Run 2 (article 1
+    edited without a change of length, article 2 made longer) verifies every "unchanged"
+    answer: article 1's GET finds new text under the old validators, the host is no longer
+    trusted; run 3 (no verification) fetches its pages with GETs and stores its edits."""
+    state_file = tmp_path / "version.txt"
+    stats = []
+    with validator_sites(state_file) as urls:
+        for version, now, verify in zip((1, 2, 3), RUN_TIMES, (NEVER, ALWAYS, NEVER)):
+            state_file.write_text(str(version))
+            proc = crawl(["-a", f"start_urls={urls['stale']}", "-a", f"now={now}"],
+                         tmp_path / "data", settings={"LOG_LEVEL": "INFO", **verify, **LOOPBACK})
+            stats.append(stats_of(proc.stderr))
+            if version == 2:
+                assert "its validators said" in proc.stderr and "no longer trusted" in proc.stderr
+    second, third = stats[1], stats[2]
+    # every page is fetched once (a verification, a changed length, or a plain GET once the
+    # host is distrusted); only article 1 lied
+    assert _n(second, "downloader/request_method_count/GET") == 1 + 6
+    assert _n(second, "newscrawl/headprobe/verify_mismatch") == 1
+    assert _n(second, "newscrawl/headprobe/host/fingerprint") == 1
+    assert _n(second, "newscrawl/crawlstate/versions") == 2
+    assert _n(third, "downloader/request_method_count/HEAD") == 0
+    assert _n(third, "newscrawl/headprobe/fingerprint") == 6
+    assert _n(third, "newscrawl/crawlstate/versions") == 2  # articles 1 and 3 of version 3
+    with open_store(tmp_path / "data") as store:
+        host = store.hosts.find_one({"_id": HOSTS["stale"]})
+        assert host["mode"] == "fingerprint" and host["counts"]["verify_mismatch"] == 1
+        assert "verification GET found changed text" in host["reason"]
+        assert store.versions.count_documents({}) == 4
