@@ -2,9 +2,9 @@
 
 Every request the scheduler hands to the downloader counts one: a page visit, however
 :mod:`middlewares.headprobe` carries it out (a HEAD alone when the page did not change, a
-conditional GET, a HEAD and then a GET), a redirect or a retry. robots.txt requests and the HEAD
-side requests (part of the visit already counted) are free. Once the budget is spent, requests
-are refused with :class:`~scrapy.exceptions.IgnoreRequest`; the pages they were for keep their
+conditional GET, a HEAD and then a GET), a redirect or a retry. robots.txt requests, the HEAD
+side requests and the verification GET after a 304 (parts of a visit already counted) are free.
+Once the budget is spent, requests are refused with :class:`~scrapy.exceptions.IgnoreRequest`; the pages they were for keep their
 to-visit records and are due in the next run.
 
 Which requests get the budget: Scrapy hands out the highest priority first, and under a budget
@@ -52,7 +52,8 @@ class BudgetMiddleware:
     def process_request(self, request: Request, spider: Any = None) -> None:
         if self.state.budget is None:
             return None
-        if request.meta.get("dont_obey_robotstxt") or request.meta.get(meta.PROBE):
+        if (request.meta.get("dont_obey_robotstxt") or request.meta.get(meta.PROBE)
+                or request.meta.get(meta.VERIFY)):
             return None
         if self.state.spend():
             self.stats.inc_value("newscrawl/budget/spent")

@@ -23,8 +23,19 @@ policy (:class:`newscrawl.algorithms.changedetect.HostPolicy`, kept in the run's
   validators; ``304 Not Modified`` is recorded as unchanged and goes no further.
 * ``fingerprint`` — a plain GET; the spider middleware compares the content fingerprint.
 
-A known page stored without any validator is fetched with a plain GET at once (a HEAD could not
-be compared with anything). Hosts move from ``head`` to ``conditional`` to ``fingerprint`` on
+Trust, but verify: a page a HEAD or a 304 said unchanged gets a full GET anyway when the
+host's verification sample picks it
+(:class:`~newscrawl.algorithms.changedetect.Verification`, settings
+``NEWSCRAWL_HEADPROBE_VERIFY_START`` / ``_FLOOR``): after a HEAD the GET goes on, after a 304 the
+page is requested again without the conditional headers; both carry
+:data:`newscrawl.meta.VERIFY` and the spider middleware compares their text (a mismatch
+distrusts the host's validators).
+
+A known page stored without a validator (no ``ETag`` nor valid ``Last-Modified``; a
+``Content-Length`` alone cannot prove "unchanged") is fetched with a plain GET at once. A
+``Last-Modified`` later than the answer's ``Date`` (the wall clock without one), or at the epoch,
+is no validator: never stored, never sent as ``If-Modified-Since``. Each recorded visit names
+the validator that decided it (``etag``, ``last-modified``; record field ``validator``). Hosts move from ``head`` to ``conditional`` to ``fingerprint`` on
 evidence the spider middleware collects (a HEAD or conditional GET that claimed a change the
 text does not show; HEAD and GET validators that disagree), see
 :func:`~newscrawl.algorithms.changedetect.learn_host`. Failed answers (status >= 400 after
@@ -41,12 +52,14 @@ sent), ``skipped`` (GETs not sent: HEAD said unchanged), ``get_after_head`` (HEA
 could not tell), ``conditional`` (conditional GETs sent), ``not_modified`` (304 answers),
 ``fingerprint`` (plain GETs of known pages), ``gone`` (HEAD answered 404/410),
 ``head_<refused|no_validators|zero_length|no_length>``, ``host/<mode>`` (hosts switched), and
-``newscrawl/revisit/failed`` (failed visits recorded).
+``newscrawl/revisit/failed`` (failed visits recorded), ``verify`` (verification GETs sent;
+their outcome is counted by the spider middleware: ``verify_match`` / ``verify_mismatch``).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from scrapy import Request
@@ -63,13 +76,14 @@ from newscrawl.algorithms.changedetect import (
     HEAD,
     UNCHANGED,
     Validators,
-    compare_validators,
+    Verification,
+    compare,
     conditional_headers,
     head_problem,
 )
 from newscrawl.algorithms.revisit import HOW_CONDITIONAL, HOW_FINGERPRINT, HOW_HEAD
 from newscrawl.algorithms.urls import registered_domain
-from newscrawl.components import require_enabled, require_extension
+from newscrawl.components import require_enabled, require_extension, settings_kwargs
 from newscrawl.crawlstate import RunState
 from newscrawl.meta import PageContext
 
@@ -86,9 +100,12 @@ class HeadProbeMiddleware:
     #: Priority of the HEAD side requests (robots.txt requests use 1000).
     PROBE_PRIORITY = 1000
 
-    def __init__(self, state: RunState, stats: Any, crawler: Any = None) -> None:
+    def __init__(self, state: RunState, stats: Any, crawler: Any = None, *,
+                 verify: Verification | None = None) -> None:
         self.state = state
         self.stats = stats
+        #: which "unchanged" pages get a full GET anyway (default: no verification)
+        self.verify = verify or Verification(0.0, 0.0)
         #: sends the HEAD side requests (``crawler.engine.download_async``, as Scrapy's
         #: RobotsTxtMiddleware does: the engine is built after its middlewares)
         self.crawler = crawler
@@ -99,7 +116,9 @@ class HeadProbeMiddleware:
     def from_crawler(cls, crawler: Any) -> HeadProbeMiddleware:
         require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED", "NEWSCRAWL_HEADPROBE_ENABLED")
         run = require_extension(crawler, CrawlStateExtension)
-        return cls(run.state, crawler.stats, crawler)
+        verify = Verification(**settings_kwargs(crawler.settings, "NEWSCRAWL_HEADPROBE_VERIFY_",
+                                                "start", "floor"))
+        return cls(run.state, crawler.stats, crawler, verify=verify)
 
     def _inc(self, key: str) -> None:
         self.stats.inc_value(f"{_PREFIX}/{key}")
@@ -125,7 +144,7 @@ class HeadProbeMiddleware:
             if await self._head(request, host, stored, state, first=not policy.learned):
                 return None  # the GET goes on, marked ``how = head``
             policy = state.host_policy(host)
-        if policy.mode == CONDITIONAL and stored.conditional:
+        if policy.mode == CONDITIONAL and conditional_headers(stored):
             for name, value in conditional_headers(stored).items():
                 request.headers[name] = value
             request.meta[meta.REVISIT_HOW] = HOW_CONDITIONAL
@@ -172,7 +191,7 @@ class HeadProbeMiddleware:
                 self._inc("head_failed")
                 request.meta[meta.REVISIT_HOW] = HOW_HEAD
                 return True
-            fresh = Validators.from_headers(response.headers.get)
+            fresh = Validators.from_headers(response.headers.get, now=time.time())
             problem = head_problem(response.status, fresh)
             if problem is not None:
                 self._learn(state, host, "head_" + problem)
@@ -184,20 +203,33 @@ class HeadProbeMiddleware:
                 raise IgnoreRequest(f"HEAD {request.url}: {response.status}, page gone")
             if 200 <= response.status < 300:
                 self._learn(state, host, "head_ok")
-                if compare_validators(stored, fresh) == UNCHANGED:
+                verdict, validator = compare(stored, fresh)
+                if verdict == UNCHANGED and not self._verifying(request, host, validator):
                     self._inc("skipped")
                     self.stats.inc_value("newscrawl/revisit/unchanged/head")
                     self._observe(request, state, status=response.status, how=HOW_HEAD,
-                                  changed=False)
+                                  changed=False, validator=validator)
                     raise IgnoreRequest(f"HEAD {request.url}: unchanged")
                 request.meta[meta.REVISIT_HEAD] = fresh.to_dict()
-            self._inc("get_after_head")
+            if not request.meta.get(meta.VERIFY):
+                self._inc("get_after_head")
             request.meta[meta.REVISIT_HOW] = HOW_HEAD
             return True
         finally:
             if first:
                 for waiter in self._waiters.pop(host, ()):
                     waiter.callback(None)
+
+    def _verifying(self, request: Request, host: str, validator: str) -> bool:
+        """True (and the request marked :data:`newscrawl.meta.VERIFY`) when the host's
+        verification sample picks this "unchanged" page for a full GET anyway."""
+        rv = request.meta[meta.REVISIT]
+        if not self.verify.sample(self.state.host_policy(host), rv["fp"],
+                                  int(rv.get("visits") or 0)):
+            return False
+        request.meta[meta.VERIFY] = validator
+        self._inc("verify")
+        return True
 
     def _learn(self, state: RunState, host: str, event: str) -> None:
         before, after = state.learn(host, event)
@@ -218,9 +250,15 @@ class HeadProbeMiddleware:
         if response.status == 304 and request.meta.get(meta.REVISIT_HOW) == HOW_CONDITIONAL:
             host = urlparse_cached(request).hostname or ""
             self._inc("not_modified")
-            self.stats.inc_value("newscrawl/revisit/unchanged/conditional")
             self._learn(state, host, "not_modified")
-            self._observe(request, state, status=304, how=HOW_CONDITIONAL, changed=False)
+            validator = Validators.from_dict(rv.get("validators")).validator
+            if self._verifying(request, host, validator):  # the same page again, in full
+                headers = {k: v for k, v in request.headers.items()
+                           if k.lower() not in (b"if-none-match", b"if-modified-since")}
+                return request.replace(headers=headers, dont_filter=True)
+            self.stats.inc_value("newscrawl/revisit/unchanged/conditional")
+            self._observe(request, state, status=304, how=HOW_CONDITIONAL, changed=False,
+                          validator=validator)
             raise IgnoreRequest(f"{request.url}: 304 Not Modified")
         if response.status >= 400:
             self._observe_failure(request, state, response.status)
@@ -238,13 +276,14 @@ class HeadProbeMiddleware:
     # -- recording -----------------------------------------------------------------------------
 
     def _observe(self, request: Request, state: RunState, *, status: int, how: str,
-                 changed: bool | None) -> None:
+                 changed: bool | None, validator: str = "none") -> None:
         rv = request.meta[meta.REVISIT]
         host = urlparse_cached(request).hostname or ""
         role = request.meta.get(meta.ROLE) or rv.get("role") or "content"
         state.observe(rv["fp"], rv.get("url") or request.url, role=role, status=status, how=how,
                       changed=changed, host=host, site=registered_domain(host),
-                      request=PageContext.from_meta(request.meta).to_record())
+                      request=PageContext.from_meta(request.meta).to_record(),
+                      validator=validator)
 
     def _observe_failure(self, request: Request, state: RunState, status: int) -> None:
         self.stats.inc_value("newscrawl/revisit/failed")

@@ -30,12 +30,22 @@ changed), ``newscrawl/revisit/unchanged/<how>`` (``head`` / ``conditional`` are 
 downloader middleware: no body fetched; ``fingerprint``: fetched, same text),
 ``newscrawl/revisit/false_change/<head|conditional>`` (a HEAD / conditional GET claimed a change
 the text does not show), ``newscrawl/revisit/<new|not_due|due_linked|already_scheduled>``,
-``newscrawl/revisit/dropped_unchanged_items``.
+``newscrawl/revisit/dropped_unchanged_items``; verification GETs (:data:`newscrawl.meta.VERIFY`,
+sent by the HEAD probe for a sample of "unchanged" answers):
+``newscrawl/revisit/<changed|unchanged>/verified``, ``newscrawl/headprobe/verify_match`` (the
+text confirmed "unchanged") and ``newscrawl/headprobe/verify_mismatch`` (it changed while the
+validators said not: logged, and the host's validators are distrusted). Every 200 answer of a
+host until it shows a validator tells the host's policy whether it had one (``ETag`` or valid
+``Last-Modified``): a host that sends none is learned as a ``fingerprint`` host.
+
+Scrapy's HTTP cache (``HTTPCACHE_ENABLED``) is refused at start: its middleware answers a 304 of
+a revalidation with the cached 200, so a re-crawl would see false changes and stale bodies.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from datetime import datetime
 from typing import Any
 
@@ -45,10 +55,14 @@ from itemadapter import ItemAdapter
 from extensions.crawlstate import CrawlStateExtension
 from newscrawl import meta
 from newscrawl.algorithms.changedetect import (
+    V_FINGERPRINT,
+    V_NONE,
     Validators,
     links_fingerprint,
     text_fingerprint,
+    validator_event,
     validators_agree,
+    verify_outcome,
 )
 from newscrawl.algorithms.revisit import HOW_FINGERPRINT, HOW_FIRST
 from newscrawl.algorithms.revisitplan import new_article_priority, yield_priority
@@ -81,6 +95,12 @@ class RevisitSpiderMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> RevisitSpiderMiddleware:
         require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED")
+        if crawler.settings.getbool("HTTPCACHE_ENABLED"):
+            message = ("HTTPCACHE_ENABLED=True cannot be combined with incremental re-crawls: "
+                       "the HTTP cache hides revalidation answers (304) behind cached pages; "
+                       "set HTTPCACHE_ENABLED=False or NEWSCRAWL_REVISIT_ENABLED=False")
+            logger.error(message)
+            raise ValueError(message)
         run = require_extension(crawler, CrawlStateExtension)
         return cls(run.state, crawler.stats, page_fp=page_fingerprint(crawler))
 
@@ -142,17 +162,25 @@ class RevisitSpiderMiddleware:
             new_links = sum(1 for target in content if not state.is_known(target))
         known = bool(rv.get("known"))
         how = request_meta.get(meta.REVISIT_HOW) or (HOW_FINGERPRINT if known else HOW_FIRST)
-        validators = Validators.from_headers(response.headers.get)
+        # the wall clock where an answer has no Date (a replay's run clock may lie before it)
+        validators = Validators.from_headers(response.headers.get, now=time.time())
+        event = validator_event(state.host_policy(host), validators)
+        if event is not None and response.status == 200:
+            self._learn(host, event, state)
         changed: bool | None = None
         if known:
             previous = rv.get("fingerprint")
             changed = previous != fingerprint if previous else True
-            self._teach_host(host, how, changed, request_meta, validators, state)
-            if not changed:
-                if how != HOW_FINGERPRINT:  # a HEAD / conditional GET claimed a change
-                    self._inc(f"false_change/{how}")
-                how = HOW_FINGERPRINT  # the fingerprint decided: unchanged
-            self._inc(f"{'changed' if changed else 'unchanged'}/{how}")
+            if request_meta.get(meta.VERIFY):
+                self._verified(host, url, changed, rv, validators, state)
+                self._inc(f"{'changed' if changed else 'unchanged'}/verified")
+            else:
+                self._teach_host(host, how, changed, request_meta, validators, state)
+                if not changed:
+                    if how != HOW_FINGERPRINT:  # a HEAD / conditional GET claimed a change
+                        self._inc(f"false_change/{how}")
+                    how = HOW_FINGERPRINT  # the fingerprint decided: unchanged
+                self._inc(f"{'changed' if changed else 'unchanged'}/{how}")
         else:
             how = HOW_FIRST
             self._inc("first")
@@ -161,7 +189,7 @@ class RevisitSpiderMiddleware:
             site=registered_domain(host), seed=role == "entry",
             request=PageContext.from_meta(request_meta).to_record(),
             validators=validators.to_dict(), fingerprint=fingerprint, new_links=new_links,
-            listed=listed, published=published,
+            listed=listed, published=published, validator=V_FINGERPRINT if known else V_NONE,
         )
         item_fp = adapter.get("fp")
         if item_fp and item_fp != fp:
@@ -184,11 +212,26 @@ class RevisitSpiderMiddleware:
         elif how == "conditional":
             events.append("true_change" if changed else "false_change_conditional")
         for event in events:
-            before, after = state.learn(host, event)
-            if after.mode != before.mode:
-                self.stats.inc_value(f"newscrawl/headprobe/host/{after.mode}")
-                logger.info("Host %s: change detection switched from %s to %s (%s)", host,
-                            before.mode, after.mode, after.reason)
+            self._learn(host, event, state)
+
+    def _learn(self, host: str, event: str, state: RunState) -> None:
+        before, after = state.learn(host, event)
+        if after.mode != before.mode:
+            self.stats.inc_value(f"newscrawl/headprobe/host/{after.mode}")
+            logger.info("Host %s: change detection switched from %s to %s (%s)", host,
+                        before.mode, after.mode, after.reason or "a validator appeared")
+
+    def _verified(self, host: str, url: str, changed: bool, rv, validators: Validators,
+                  state: RunState) -> None:
+        """A verification GET: a match, or a mismatch (logged; the host's validators are
+        distrusted), see :func:`~newscrawl.algorithms.changedetect.verify_outcome`."""
+        event = verify_outcome(Validators.from_dict(rv.get("validators")), validators, changed)
+        if event is not None:
+            self.stats.inc_value(f"newscrawl/headprobe/{event}")
+            if changed:
+                logger.warning("Host %s: its validators said %s was unchanged, its text "
+                               "changed; they are no longer trusted", host, url)
+            self._learn(host, event, state)
 
     def _no_page(self, response, state: RunState, seen: bool) -> None:
         """A tracked answer that produced no page item (not HTML): still a visit."""
@@ -202,7 +245,9 @@ class RevisitSpiderMiddleware:
                       how=HOW_FIRST if not rv.get("known") else HOW_FINGERPRINT, changed=None,
                       host=host, site=registered_domain(host),
                       request=PageContext.from_meta(response.meta).to_record(),
-                      validators=Validators.from_headers(response.headers.get).to_dict())
+                      validators=Validators.from_headers(response.headers.get,
+                                                         now=time.time()).to_dict(),
+                      validator=V_NONE)
 
     # -- requests --------------------------------------------------------------------------------
 

@@ -275,7 +275,9 @@ class RunState:
 
     def revisit_meta(self, fp: str, url: str) -> dict[str, Any]:
         """The ``newscrawl_revisit`` request meta of a page: its fp, whether it is known, and the
-        stored validators and fingerprint the downloader/spider middlewares compare with."""
+        stored validators, fingerprint and visit count the downloader/spider middlewares compare
+        with (the visit count numbers the verification draw,
+        :class:`newscrawl.algorithms.changedetect.Verification`)."""
         rec = self.records.get(fp)
         if rec is None or not rec.get("last_visit"):
             return {"fp": fp, "url": url, "known": False}
@@ -286,6 +288,7 @@ class RunState:
             "validators": rec.get("validators"),
             "fingerprint": rec.get("fingerprint"),
             "role": rec.get("role"),
+            "visits": int(rec.get("visits") or 0),
         }
 
     def ensure(self, fp: str, url: str, *, role: str, host: str = "", site: str = "",

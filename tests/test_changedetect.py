@@ -16,8 +16,11 @@ from newscrawl.algorithms.changedetect import (
     HEAD,
     UNCHANGED,
     UNKNOWN,
+    NO_VALIDATOR_REASON,
     HostPolicy,
     Validators,
+    Verification,
+    compare,
     compare_validators,
     conditional_headers,
     head_problem,
@@ -42,8 +45,12 @@ def test_validators_from_headers_and_back():
     assert Validators.from_headers({"Content-Length": b"-3"}.get) == Validators()
     assert Validators.from_headers({"Content-Length": "x"}.get).content_length is None
     assert Validators.from_dict({"etag": 5, "content_length": "7"}) == Validators()
-    assert not Validators().any and Validators(content_length=3).any
+    # Content-Length is no validator (it cannot prove "unchanged")
+    assert not Validators().any and not Validators(content_length=3).any
+    assert Validators(None, LM1).any and Validators('W/"a"').any
     assert not Validators(content_length=3).conditional
+    assert (Validators('"a"', LM1).validator, Validators(None, LM1).validator,
+            Validators(content_length=3).validator) == ("etag", "last-modified", "none")
 
 
 @pytest.mark.parametrize("stored, fresh, verdict", [
@@ -53,7 +60,8 @@ def test_validators_from_headers_and_back():
     (Validators(None, LM1), Validators(None, LM2), CHANGED),
     (Validators(None, LM1), Validators(None, "Saturday, 29-Jan-22 00:42:26 GMT"), UNCHANGED),
     (Validators(content_length=10), Validators(content_length=11), CHANGED),
-    (Validators(content_length=10), Validators(content_length=10), UNCHANGED),
+    (Validators(content_length=10), Validators(content_length=10), UNKNOWN),  # never proves
+    (Validators(None, LM1, 10), Validators(None, LM1, 10), UNCHANGED),
     (Validators('"a"', None, 10), Validators('"a"', None, 12), CHANGED),  # all must agree
     (Validators('"a"'), Validators(None, LM1), UNKNOWN),  # nothing comparable
     (Validators(), Validators('"a"', LM1, 1), UNKNOWN),
@@ -75,7 +83,8 @@ def test_http_dates():
     (200, Validators(), "no_validators"),
     (200, Validators('"a"', LM1, 0), "zero_length"),
     (200, Validators('"a"', LM1), "no_length"),
-    (200, Validators(None, None, 5), None),
+    (200, Validators(None, None, 5), "no_validators"),  # a length alone proves nothing
+    (200, Validators('W/"a"', None, 5), None),
     (404, Validators(), None),  # about the page, not about HEAD
 ])
 def test_head_problem(status, v, problem):
@@ -181,3 +190,98 @@ def test_version_diff():
     assert not same["title_changed"] and same["body_changed_pct"] == 0.0
     assert version_diff({"text": "a b"}, {"text": "c d"})["body_changed_pct"] == 100.0
     assert version_diff({}, {})["body_changed_pct"] == 0.0
+
+
+# --- the validator model (RFC 9110 §8.8, §13.1) ---------------------------------------------
+
+DATE = "Sun, 30 Jan 2022 00:00:00 GMT"
+FUTURE = "Wed, 01 Jan 2031 00:00:00 GMT"
+EPOCH = "Thu, 01 Jan 1970 00:00:00 GMT"
+
+
+@pytest.mark.parametrize("headers, last_modified", [
+    ({"Last-Modified": LM1, "Date": DATE}, LM1),
+    ({"Last-Modified": FUTURE, "Date": DATE}, None),  # later than the answer's Date
+    ({"Last-Modified": EPOCH, "Date": DATE}, None),  # the epoch means "unknown"
+    ({"Last-Modified": "last tuesday", "Date": DATE}, None),  # not an HTTP date
+    ({"Last-Modified": LM2, "Date": LM1}, None),  # later than Date, even by hours
+    ({"Last-Modified": LM1}, LM1),  # no Date, no now: only parsed and after 1990
+])
+def test_last_modified_is_a_validator_only_when_valid_and_past(headers, last_modified):
+    fresh = Validators.from_headers(headers.get)
+    assert fresh.last_modified == last_modified
+    assert ("If-Modified-Since" in conditional_headers(fresh)) is (last_modified is not None)
+
+
+def test_without_date_now_decides_and_stored_junk_is_never_echoed():
+    assert Validators.from_headers({"Last-Modified": FUTURE}.get, now=1643500000.0) == Validators()
+    # a record written by older code may hold a future or epoch date: not echoed
+    assert conditional_headers(Validators(None, FUTURE), now=1643500000.0) == {}
+    assert conditional_headers(Validators('"x"', EPOCH)) == {"If-None-Match": '"x"'}
+
+
+def test_compare_names_the_deciding_validator():
+    assert compare(Validators('"a"', LM1, 9), Validators('W/"a"', LM1, 9)) == (UNCHANGED, "etag")
+    assert compare(Validators(None, LM1, 9), Validators(None, LM1, 9)) == (UNCHANGED, "last-modified")
+    assert compare(Validators(None, LM1, 9), Validators(None, LM1, 8)) == (CHANGED, "content-length")
+    assert compare(Validators('"a"'), Validators('"b"')) == (CHANGED, "etag")
+    assert compare(Validators(content_length=9), Validators(content_length=9)) == (UNKNOWN, "none")
+
+
+def test_a_host_without_validators_is_a_fingerprint_host_until_one_appears():
+    policy = learn_host(HostPolicy(), "no_validator")
+    assert policy.mode == HEAD
+    policy = learn_host(policy, "no_validator")
+    assert policy.mode == FINGERPRINT and policy.reason.startswith(NO_VALIDATOR_REASON)
+    assert "Content-Length" in policy.reason
+    back = learn_host(policy, "has_validator")
+    assert back.mode == HEAD and not back.learned and "no_validator" not in back.counts
+    # one answer with a validator first: a few pages without do not change the host's mode
+    mixed = learn_host(HostPolicy(), "has_validator")
+    for _ in range(5):
+        mixed = learn_host(mixed, "no_validator")
+    assert mixed.mode == HEAD
+    # a host in fingerprint mode for lying validators is not brought back by a validator
+    liar = learn_host(learn_host(HostPolicy(), "head_ok"), "verify_mismatch")
+    assert learn_host(liar, "has_validator").mode == FINGERPRINT
+
+
+@pytest.mark.parametrize("start_mode_events", [(), ("head_refused",)])
+def test_one_verify_mismatch_distrusts_the_validators(start_mode_events):
+    policy = HostPolicy()
+    for event in start_mode_events:
+        policy = learn_host(policy, event)
+    policy = learn_host(learn_host(policy, "verify_match"), "verify_mismatch")
+    assert policy.mode == FINGERPRINT and "verification GET" in policy.reason
+    assert policy.counts["verify_match"] == 1 and policy.counts["verify_mismatch"] == 1
+    assert HostPolicy.from_dict(policy.to_dict()) == policy  # survives runs with the host record
+
+
+def test_verification_rate_halves_per_confirmed_match_down_to_the_floor():
+    verify = Verification(start=0.8, floor=0.05)
+    assert [verify.rate(m) for m in range(6)] == [0.8, 0.4, 0.2, 0.1, 0.05, 0.05]
+    policy = HostPolicy()
+    rates = []
+    for _ in range(3):
+        rates.append(verify.rate(int(policy.counts.get("verify_match", 0))))
+        policy = learn_host(policy, "verify_match")
+    assert rates == [0.8, 0.4, 0.2]
+    with pytest.raises(ValueError):
+        Verification(start=1.5)
+    with pytest.raises(ValueError):
+        Verification(floor=-0.1)
+
+
+def test_verification_draws_are_deterministic_uniform_and_seeded():
+    verify = Verification(start=0.25, floor=0.25)
+    pages = [f"{i:016x}" for i in range(4000)]
+    picked = [p for p in pages if verify.sample(HostPolicy(), p, 2)]
+    assert picked == [p for p in pages if verify.sample(HostPolicy(), p, 2)]  # same draw again
+    assert 900 < len(picked) < 1100  # about a quarter
+    assert picked != [p for p in pages if Verification(0.25, 0.25, seed="x").sample(
+        HostPolicy(), p, 2)]
+    assert picked != [p for p in pages if verify.sample(HostPolicy(), p, 3)]  # next visit
+    assert all(0.0 <= verify.draw(p, 1) < 1.0 for p in pages[:100])
+    always, never = Verification(1.0, 1.0), Verification(0.0, 0.0)
+    assert all(always.sample(HostPolicy(), p, 1) for p in pages[:200])
+    assert not any(never.sample(HostPolicy(), p, 1) for p in pages[:200])

@@ -19,6 +19,8 @@ def test_budget_counts_requests_but_not_robots_txt_nor_head_probes():
     assert mw.process_request(Request("https://a.example/robots.txt", meta={"dont_obey_robotstxt": True})) is None
     assert mw.process_request(Request("https://a.example/1", method="HEAD", meta={meta.PROBE: True})) is None
     assert mw.process_request(Request("https://a.example/1")) is None
+    # the verification GET after a 304: the page's visit was counted already
+    assert mw.process_request(Request("https://a.example/1", meta={meta.VERIFY: "etag"})) is None
     assert mw.process_request(Request("https://a.example/2")) is None
     with pytest.raises(IgnoreRequest):
         mw.process_request(Request("https://a.example/3"))

@@ -162,3 +162,80 @@ def test_disabled():
         HeadProbeMiddleware.from_crawler(_crawler({"NEWSCRAWL_REVISIT_ENABLED": False}))
     with pytest.raises(NotConfigured, match="CrawlStateExtension"):
         HeadProbeMiddleware.from_crawler(component_crawler(extensions=()))
+
+
+# --- the validator model and trust, but verify --------------------------------------------
+
+ALWAYS = {"NEWSCRAWL_HEADPROBE_VERIFY_START": 1.0, "NEWSCRAWL_HEADPROBE_VERIFY_FLOOR": 1.0}
+NEVER = {"NEWSCRAWL_HEADPROBE_VERIFY_START": 0.0, "NEWSCRAWL_HEADPROBE_VERIFY_FLOOR": 0.0}
+
+
+def test_a_stored_content_length_alone_is_no_validator():
+    crawler = _crawler()
+    crawler.engine.download_async = AsyncMock()
+    mw = HeadProbeMiddleware.from_crawler(crawler)
+    request = _request(validators={"etag": None, "last_modified": None, "content_length": 500})
+    assert _run(mw.process_request(request)) is None
+    assert request.meta[meta.REVISIT_HOW] == "fingerprint" and b"If-Modified-Since" not in request.headers
+    assert crawler.engine.download_async.call_count == 0  # no HEAD: it could only prove "changed"
+
+
+def test_a_head_answering_only_content_length_cannot_say_unchanged():
+    crawler = _crawler(NEVER)
+    crawler.engine.download_async = AsyncMock(return_value=_head_answer(**{"Content-Length": "500"}))
+    mw = HeadProbeMiddleware.from_crawler(crawler)
+    request = _request()
+    assert _run(mw.process_request(request)) is None  # fetched, never skipped
+    assert _stat(crawler, "head_no_validators") == 1 and _stat(crawler, "skipped") == 0
+
+
+def test_an_epoch_last_modified_stored_by_older_code_is_not_echoed():
+    crawler = _crawler(NEVER)
+    state = _state(crawler)
+    state.learn("news.example", "head_refused")  # a conditional-GET host
+    mw = HeadProbeMiddleware.from_crawler(crawler)
+    request = _request(validators={"etag": None, "last_modified": "Thu, 01 Jan 1970 00:00:00 GMT",
+                                   "content_length": 500})
+    assert _run(mw.process_request(request)) is None
+    assert request.meta[meta.REVISIT_HOW] == "fingerprint" and b"If-Modified-Since" not in request.headers
+
+
+def test_a_sampled_unchanged_head_gets_the_full_get_anyway():
+    crawler = _crawler(ALWAYS)
+    crawler.engine.download_async = AsyncMock(return_value=_head_answer(
+        ETag='W/"v1"', **{"Content-Length": "500"}))
+    mw = HeadProbeMiddleware.from_crawler(crawler)
+    request = _request()
+    assert _run(mw.process_request(request)) is None  # no IgnoreRequest: the GET goes on
+    assert request.meta[meta.VERIFY] == "etag" and request.meta[meta.REVISIT_HOW] == "head"
+    assert (_stat(crawler, "verify"), _stat(crawler, "skipped"), _stat(crawler, "get_after_head")) == (1, 0, 0)
+    assert _state(crawler).get("f1") is None  # the GET records the visit
+
+
+def test_an_unsampled_unchanged_head_records_the_deciding_validator():
+    crawler = _crawler(NEVER)
+    crawler.engine.download_async = AsyncMock(return_value=_head_answer(
+        **{"Last-Modified": LM, "Content-Length": "500", "Date": "Tue, 01 Oct 2024 00:00:00 GMT"}))
+    mw = HeadProbeMiddleware.from_crawler(crawler)
+    with pytest.raises(IgnoreRequest):
+        _run(mw.process_request(_request()))
+    entry = _state(crawler).get("f1")["history"][-1]
+    assert (entry["how"], entry["validator"], entry["changed"]) == ("head", "last-modified", False)
+    assert _stat(crawler, "verify") == 0
+
+
+def test_a_sampled_304_is_requested_again_without_conditions():
+    crawler = _crawler(ALWAYS)
+    mw = HeadProbeMiddleware.from_crawler(crawler)
+    request = _request()
+    request.meta[meta.REVISIT_HOW] = "conditional"
+    request.headers[b"If-None-Match"] = b'"v1"'
+    request.headers[b"If-Modified-Since"] = LM.encode()
+    again = mw.process_response(request, Response(URL, status=304))
+    assert isinstance(again, Request) and again.dont_filter and again.method == "GET"
+    assert b"If-None-Match" not in again.headers and b"If-Modified-Since" not in again.headers
+    assert again.meta[meta.VERIFY] == "etag" and again.meta[meta.REVISIT_HOW] == "conditional"
+    assert _stat(crawler, "not_modified") == _stat(crawler, "verify") == 1
+    assert crawler.stats.get_value("newscrawl/revisit/unchanged/conditional") is None
+    assert _run(mw.process_request(again)) is None  # passes the probe untouched
+    assert b"If-None-Match" not in again.headers

@@ -57,7 +57,10 @@ def test_unchanged_article_is_dropped_changed_one_marked():
     assert _out(mw, _response(A1, request_meta), [changed]) == [changed]
     assert state.changed_articles == {fp(A1): text_fingerprint("T", "alt")}
     assert [h["how"] for h in state.get(fp(A1))["history"]] == ["first", "fingerprint", "head"]
-    assert state.host_policy("s.example").counts == {"true_change": 1}  # HEAD told the truth
+    # HEAD told the truth; both answers had no validator (the host is learned as such)
+    assert state.host_policy("s.example").counts == {"true_change": 1, "no_validator": 2}
+    assert state.host_policy("s.example").mode == "fingerprint"
+    assert [h["validator"] for h in state.get(fp(A1))["history"][1:]] == ["fingerprint"] * 2
 
 
 def test_channel_fingerprint_is_the_link_set_and_new_links_are_counted():
@@ -113,3 +116,38 @@ def test_disabled_or_without_the_extension():
         RevisitSpiderMiddleware.from_crawler(component_crawler({"NEWSCRAWL_REVISIT_ENABLED": False}))
     with pytest.raises(NotConfigured, match="CrawlStateExtension"):
         RevisitSpiderMiddleware.from_crawler(component_crawler(extensions=()))
+
+
+def _verify_response(url, request_meta, **headers):
+    return HtmlResponse(url, body=b"<html><body>x</body></html>", headers=headers,
+                        request=Request(url, meta=request_meta))
+
+
+@pytest.mark.parametrize("text, etag, event, mode", [
+    ("alt", '"v1"', "verify_match", "head"),  # the text confirms "unchanged"
+    ("neu", '"v1"', "verify_mismatch", "fingerprint"),  # the validators lied
+    ("neu", '"v2"', None, "head"),  # changed after the check: nobody lied
+])
+def test_a_verification_get_confirms_or_distrusts_the_validators(text, etag, event, mode):
+    old = _visited(A1, "content", at=NOW - 86400 * 30, fingerprint=text_fingerprint("T", "alt"),
+                   validators={"etag": '"v1"', "last_modified": None, "content_length": 10})
+    mw, state, stats = _setup([old])
+    state.learn("s.example", "head_ok")
+    request_meta = {meta.ROLE: "content", meta.REVISIT: state.revisit_meta(fp(A1), A1),
+                    meta.REVISIT_HOW: "head", meta.VERIFY: "etag"}
+    item = ArticleItem(kind="article", fp=fp(A1), url=A1, role="content", title="T", text=text)
+    out = _out(mw, _verify_response(A1, request_meta, ETag=etag), [item])
+    assert out == ([] if text == "alt" else [item])  # an unchanged page is not stored again
+    assert state.host_policy("s.example").mode == mode
+    for name in ("verify_match", "verify_mismatch"):
+        assert stats.get_value(f"newscrawl/headprobe/{name}") == (1 if name == event else None)
+    assert stats.get_value("newscrawl/revisit/false_change/head") is None
+    assert stats.get_value(f"newscrawl/revisit/{'unchanged' if text == 'alt' else 'changed'}/verified") == 1
+    last = state.get(fp(A1))["history"][-1]
+    assert (last["how"], last["validator"], last["changed"]) == ("head", "fingerprint", text != "alt")
+
+
+def test_http_cache_is_refused_at_start():
+    crawler = component_crawler({"HTTPCACHE_ENABLED": True})
+    with pytest.raises(ValueError, match="HTTPCACHE_ENABLED=True cannot be combined"):
+        RevisitSpiderMiddleware.from_crawler(crawler)

@@ -22,9 +22,20 @@ blocks, clocks and session tokens in the HTML are not changes.
 
 Validator comparison (:func:`compare_validators`) follows RFC 9110: ETags by the weak comparison
 function (§8.8.3.2: ``W/"x"`` equals ``"x"``), ``Last-Modified`` as HTTP dates (§5.6.7), lengths as
-integers. Every validator present on both sides must agree; one that differs means changed; no
-validator on both sides means the comparison cannot tell (``unknown``). ``Content-Length`` alone
-is a weak signal (an edit that keeps the length is missed); seed 002 compares it, and so do we.
+integers. Every validator present on both sides must agree; one that differs means changed. Only
+a *validator* (RFC 9110 §8.8: an ``ETag``, strong or weak, or a valid ``Last-Modified``) can prove
+"unchanged": ``Content-Length`` can only prove "changed" (an edit that keeps the length is common:
+a corrected figure, a swapped word), so a comparison of lengths alone is ``unknown``, and a page
+or host that sends no validator is checked by a GET and its content fingerprint. A
+``Last-Modified`` is a validator only when it parses, is after 1990 (servers that send the epoch
+mean "unknown") and is not later than the answer's ``Date`` (RFC 9110 §8.8.2.1, §13.1.3: a
+future date is ignored); :meth:`Validators.from_headers` drops any other, so it is never stored
+nor echoed as ``If-Modified-Since``.
+
+"Unchanged" answers are verified (DESIGN §5, "trust, but verify"): :class:`Verification` decides
+which HEAD- or 304-"unchanged" pages get a full GET anyway, at a rate per host that halves with
+every confirmed match down to a floor; a GET whose text changed while the validators said
+unchanged (``verify_mismatch``) ends the host's trust in its validators (``fingerprint`` mode).
 """
 
 from __future__ import annotations
@@ -48,8 +59,11 @@ __all__ = [
     "HEAD_REFUSED_STATUSES",
     "UNCHANGED",
     "UNKNOWN",
+    "NO_VALIDATOR_REASON",
     "HostPolicy",
     "Validators",
+    "Verification",
+    "compare",
     "compare_validators",
     "conditional_headers",
     "head_problem",
@@ -57,7 +71,10 @@ __all__ = [
     "links_fingerprint",
     "parse_http_date",
     "text_fingerprint",
+    "usable_last_modified",
+    "validator_event",
     "validators_agree",
+    "verify_outcome",
     "version_diff",
 ]
 
@@ -75,6 +92,21 @@ MODES: Final = (HEAD, CONDITIONAL, FINGERPRINT)
 #: HEAD answers that mean "this server does not do HEAD" (RFC 9110 §15.5.6, §15.6.2; 403 from
 #: servers and WAFs that allow GET only).
 HEAD_REFUSED_STATUSES: Final = frozenset({403, 405, 501})
+
+#: Names of what decided a visit (a page record's ``validator``; :func:`compare`).
+V_ETAG: Final = "etag"
+V_LAST_MODIFIED: Final = "last-modified"
+V_LENGTH: Final = "content-length"  # can only decide "changed"
+V_FINGERPRINT: Final = "fingerprint"  # the body was fetched and its content fingerprint decided
+V_NONE: Final = "none"  # nothing was compared (a first visit, a failed one)
+
+#: A ``Last-Modified`` before this (epoch seconds, 1990-01-01) is not a date but a placeholder
+#: (``Thu, 01 Jan 1970 00:00:00 GMT``): ignored as a validator.
+MIN_LAST_MODIFIED: Final = 631152000.0
+
+#: Reason of a host switched to ``fingerprint`` because none of its answers had a validator
+#: (undone by the first answer that has one).
+NO_VALIDATOR_REASON: Final = "no ETag or valid Last-Modified"
 
 #: Zero-width characters and the soft hyphen: dropped before fingerprinting.
 _INVISIBLE_CHARS: Final = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
@@ -107,6 +139,32 @@ def parse_http_date(value: str | None) -> float | None:
     return stamp if math.isfinite(stamp) else None
 
 
+def usable_last_modified(value: str | None, *, date: str | None = None,
+                         now: float | None = None) -> float | None:
+    """A ``Last-Modified`` value as epoch seconds when it can serve as a validator, else None.
+
+    RFC 9110 §8.8.2.1 / §13.1.3: the value must be a valid HTTP date, and a date later than the
+    answer's ``Date`` (the server's clock; ``now``, epoch seconds, when the answer has no valid
+    ``Date``) is invalid. Dates before :data:`MIN_LAST_MODIFIED` (the epoch sent as "unknown")
+    are ignored too.
+
+    >>> usable_last_modified("Sat, 29 Jan 2022 00:42:26 GMT", date="Sun, 30 Jan 2022 00:00:00 GMT")
+    1643416946.0
+    >>> usable_last_modified("Wed, 01 Jan 2031 00:00:00 GMT", date="Sun, 30 Jan 2022 00:00:00 GMT")
+    >>> usable_last_modified("Thu, 01 Jan 1970 00:00:00 GMT") is None
+    True
+    """
+    stamp = parse_http_date(value)
+    if stamp is None or stamp < MIN_LAST_MODIFIED:
+        return None
+    reference = parse_http_date(date)
+    if reference is None:
+        reference = now
+    if reference is not None and stamp > reference:
+        return None
+    return stamp
+
+
 def _weak_etag(value: str) -> str:
     value = value.strip()
     return value[2:] if value[:2] in ("W/", "w/") else value
@@ -127,10 +185,13 @@ class Validators:
     content_length: int | None = None
 
     @classmethod
-    def from_headers(cls, get: Callable[[str], str | bytes | None]) -> Validators:
+    def from_headers(cls, get: Callable[[str], str | bytes | None], *,
+                     now: float | None = None) -> Validators:
         """Read the three headers through ``get(name)`` (case-insensitive lookup is the caller's).
 
-        Bytes are decoded as Latin-1 (RFC 9110 §5.5); an unparsable length counts as absent.
+        Bytes are decoded as Latin-1 (RFC 9110 §5.5); an unparsable length counts as absent; a
+        ``Last-Modified`` that is no validator (:func:`usable_last_modified` against the
+        answer's ``Date``, or ``now`` in epoch seconds without one) is dropped.
         """
 
         def text(name: str) -> str | None:
@@ -148,7 +209,10 @@ class Validators:
                 length = None
         except ValueError:
             length = None
-        return cls(etag=text("ETag"), last_modified=text("Last-Modified"), content_length=length)
+        modified = text("Last-Modified")
+        if usable_last_modified(modified, date=text("Date"), now=now) is None:
+            modified = None
+        return cls(etag=text("ETag"), last_modified=modified, content_length=length)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Validators:
@@ -173,17 +237,55 @@ class Validators:
 
     @property
     def any(self) -> bool:
-        """True when at least one validator is present."""
-        return bool(self.etag or self.last_modified or self.content_length is not None)
+        """True when a validator that can prove "unchanged" is present (an ``ETag`` or a
+        ``Last-Modified``); ``Content-Length`` is none (module docstring)."""
+        return bool(self.etag or self.last_modified)
 
     @property
     def conditional(self) -> bool:
         """True when a conditional GET can be built (an ``ETag`` or a ``Last-Modified``)."""
         return bool(self.etag or self.last_modified)
 
+    @property
+    def validator(self) -> str:
+        """The validator a conditional GET is decided by: :data:`V_ETAG` (``If-None-Match``
+        takes precedence, RFC 9110 §13.2.2), :data:`V_LAST_MODIFIED` or :data:`V_NONE`."""
+        if self.etag:
+            return V_ETAG
+        return V_LAST_MODIFIED if self.last_modified else V_NONE
+
+
+def compare(stored: Validators, fresh: Validators) -> tuple[str, str]:
+    """``(verdict, validator)``: :data:`UNCHANGED`, :data:`CHANGED` or :data:`UNKNOWN`, and
+    what decided it (:data:`V_ETAG`, :data:`V_LAST_MODIFIED`, :data:`V_LENGTH`; :data:`V_NONE`
+    for ``unknown``). Every validator present on both sides must agree; ``Content-Length``
+    can decide "changed" but never "unchanged" (module docstring).
+
+    >>> compare(Validators('"a1"', None, 10), Validators('W/"a1"', None, 10))
+    ('unchanged', 'etag')
+    >>> compare(Validators(content_length=10), Validators(content_length=10))
+    ('unknown', 'none')
+    """
+    proved = V_NONE
+    if stored.etag and fresh.etag:
+        if _weak_etag(stored.etag) != _weak_etag(fresh.etag):
+            return CHANGED, V_ETAG
+        proved = V_ETAG
+    if stored.last_modified and fresh.last_modified:
+        a, b = parse_http_date(stored.last_modified), parse_http_date(fresh.last_modified)
+        if a is not None and b is not None:
+            if a != b:
+                return CHANGED, V_LAST_MODIFIED
+            if proved == V_NONE:
+                proved = V_LAST_MODIFIED
+    if stored.content_length and fresh.content_length:
+        if stored.content_length != fresh.content_length:
+            return CHANGED, V_LENGTH
+    return (UNCHANGED, proved) if proved != V_NONE else (UNKNOWN, V_NONE)
+
 
 def compare_validators(stored: Validators, fresh: Validators) -> str:
-    """:data:`UNCHANGED`, :data:`CHANGED` or :data:`UNKNOWN` (see the module docstring).
+    """:data:`UNCHANGED`, :data:`CHANGED` or :data:`UNKNOWN` (the verdict of :func:`compare`).
 
     >>> old = Validators('"a1"', "Sat, 29 Jan 2022 00:42:26 GMT", 740499)
     >>> compare_validators(old, Validators('W/"a1"', None, 740499))
@@ -193,22 +295,7 @@ def compare_validators(stored: Validators, fresh: Validators) -> str:
     >>> compare_validators(old, Validators())
     'unknown'
     """
-    compared = 0
-    if stored.etag and fresh.etag:
-        compared += 1
-        if _weak_etag(stored.etag) != _weak_etag(fresh.etag):
-            return CHANGED
-    if stored.last_modified and fresh.last_modified:
-        a, b = parse_http_date(stored.last_modified), parse_http_date(fresh.last_modified)
-        if a is not None and b is not None:
-            compared += 1
-            if a != b:
-                return CHANGED
-    if stored.content_length and fresh.content_length:
-        compared += 1
-        if stored.content_length != fresh.content_length:
-            return CHANGED
-    return UNCHANGED if compared else UNKNOWN
+    return compare(stored, fresh)[0]
 
 
 def validators_agree(head: Validators, get: Validators) -> bool:
@@ -228,7 +315,8 @@ def validators_agree(head: Validators, get: Validators) -> bool:
 def head_problem(status: int, validators: Validators) -> str | None:
     """Why a HEAD answer cannot be trusted, or None when it can be compared.
 
-    Returns ``"refused"`` (403/405/501), ``"no_validators"`` (none of the three headers),
+    Returns ``"refused"`` (403/405/501), ``"no_validators"`` (no ``ETag`` nor valid
+    ``Last-Modified``: a ``Content-Length`` alone cannot prove "unchanged"),
     ``"zero_length"`` (``Content-Length: 0``: the handler does not render the page) or
     ``"no_length"`` (no ``Content-Length``). Other error statuses (404, 5xx) are about the page,
     not about the host's HEAD support: None (the caller treats the page as gone or failing).
@@ -246,16 +334,22 @@ def head_problem(status: int, validators: Validators) -> str | None:
     return None
 
 
-def conditional_headers(stored: Validators) -> dict[str, str]:
+def conditional_headers(stored: Validators, *, now: float | None = None) -> dict[str, str]:
     """Request headers of a conditional GET (RFC 9110 §13.1.2, §13.1.3); empty when impossible.
+
+    A stored ``Last-Modified`` is echoed only when it is still a validator
+    (:func:`usable_last_modified`, against ``now`` in epoch seconds when given): records
+    written by older code may hold a future or epoch date.
 
     >>> conditional_headers(Validators('"a1"', "Sat, 29 Jan 2022 00:42:26 GMT", 10))
     {'If-None-Match': '"a1"', 'If-Modified-Since': 'Sat, 29 Jan 2022 00:42:26 GMT'}
+    >>> conditional_headers(Validators(None, "Thu, 01 Jan 1970 00:00:00 GMT", 10))
+    {}
     """
     headers: dict[str, str] = {}
     if stored.etag:
         headers["If-None-Match"] = stored.etag
-    if stored.last_modified:
+    if stored.last_modified and usable_last_modified(stored.last_modified, now=now) is not None:
         headers["If-Modified-Since"] = stored.last_modified
     return headers
 
@@ -274,7 +368,10 @@ class HostPolicy:
             the caller sends one probe at a time to the host, so the first answer decides for the
             others (no burst of refused HEADs).
         counts: evidence counters: ``head_ok``, ``head_<problem>``, ``false_change_head``,
-            ``false_change_conditional``, ``disagree``, ``true_change``, ``not_modified``.
+            ``false_change_conditional``, ``disagree``, ``true_change``, ``not_modified``,
+            ``no_validator`` / ``has_validator`` (answers without / with a validator, counted
+            until the first with one), ``verify_match`` / ``verify_mismatch`` (verification
+            GETs, :class:`Verification`: ``verify_match`` sets the host's verification rate).
     """
 
     mode: str = HEAD
@@ -304,6 +401,7 @@ class HostPolicy:
 HOST_EVENTS: Final = frozenset({
     "head_ok", "head_refused", "head_no_validators", "head_zero_length", "head_no_length",
     "false_change_head", "false_change_conditional", "disagree", "true_change", "not_modified",
+    "no_validator", "has_validator", "verify_match", "verify_mismatch",
 })
 
 
@@ -320,7 +418,14 @@ def learn_host(policy: HostPolicy, event: str, *, strikes: int = 2) -> HostPolic
       seen (a page that really changes often is not a liar);
     * in ``conditional`` mode, ``strikes`` conditional GETs answered ``200`` with the same text
       switch it to ``fingerprint``;
-    * ``fingerprint`` is final (a later run may start over by deleting the host's record).
+    * ``strikes`` answers without a validator (``no_validator``: no ``ETag`` nor valid
+      ``Last-Modified``, maybe a ``Content-Length``) and none with one switch it to
+      ``fingerprint`` (reason :data:`NO_VALIDATOR_REASON`); a later answer with a validator
+      (``has_validator``) undoes that and starts over in ``head`` mode;
+    * one ``verify_mismatch`` (the validators said unchanged, a full GET showed changed text,
+      :class:`Verification`) switches it to ``fingerprint`` from any mode: its validators lie;
+    * otherwise ``fingerprint`` is final (a later run may start over by deleting the host's
+      record).
 
     Raises:
         ValueError: an unknown event or ``strikes < 1``.
@@ -343,9 +448,107 @@ def learn_host(policy: HostPolicy, event: str, *, strikes: int = 2) -> HostPolic
         if counts[event] >= strikes:
             mode = FINGERPRINT
             reason = f"conditional GET answered 200 with unchanged text ({counts[event]} times)"
+    elif event == "verify_mismatch" and mode != FINGERPRINT:
+        mode = FINGERPRINT
+        reason = "validators said unchanged, a verification GET found changed text"
+    elif event == "no_validator" and mode != FINGERPRINT and not counts.get("has_validator"):
+        if counts[event] >= strikes:
+            mode = FINGERPRINT
+            reason = (f"{NO_VALIDATOR_REASON} in {counts[event]} answers (Content-Length alone "
+                      "cannot prove unchanged)")
+    elif event == "has_validator" and mode == FINGERPRINT and reason.startswith(NO_VALIDATOR_REASON):
+        counts.pop("no_validator", None)
+        return replace(policy, mode=HEAD, reason="", learned=False, counts=counts)
     if mode != HEAD:
         learned = True
     return replace(policy, mode=mode, reason=reason, learned=learned, counts=counts)
+
+
+def validator_event(policy: HostPolicy, fresh: Validators) -> str | None:
+    """The host event a 200 answer with validators ``fresh`` gives (``has_validator`` /
+    ``no_validator``, :func:`learn_host`), or None once it would teach nothing (the host
+    showed a validator before, or is a ``fingerprint`` host for another reason)."""
+    if fresh.any:
+        undo = policy.mode == FINGERPRINT and policy.reason.startswith(NO_VALIDATOR_REASON)
+        return "has_validator" if undo or not policy.counts.get("has_validator") else None
+    if policy.mode != FINGERPRINT and not policy.counts.get("has_validator"):
+        return "no_validator"
+    return None
+
+
+def verify_outcome(stored: Validators, fresh: Validators, changed: bool) -> str | None:
+    """The host event of a verification GET (:class:`Verification`): ``verify_match`` (the
+    text confirms "unchanged"), ``verify_mismatch`` (the text changed while the validators of
+    this very answer still say not), or None (the validators changed too: the page changed
+    after the check, nobody lied).
+
+    >>> verify_outcome(Validators('"a"'), Validators('"a"'), True)
+    'verify_mismatch'
+    >>> verify_outcome(Validators('"a"'), Validators('"b"'), True) is None
+    True
+    """
+    if not changed:
+        return "verify_match"
+    return None if compare(stored, fresh)[0] == CHANGED else "verify_mismatch"
+
+
+# --- verification of "unchanged" -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """Which HEAD- or 304-"unchanged" pages get a full GET anyway ("trust, but verify").
+
+    A host's verification rate is ``max(floor, start · 2^−m)``, ``m`` being the verification
+    GETs of the host that confirmed "unchanged" (its ``verify_match`` count, kept with its
+    policy across runs): a new host is checked often, a host whose validators kept telling the
+    truth rarely, never less than ``floor``. Whether one page is verified is a deterministic draw
+    (SHA-1 of ``seed``, the page fingerprint and its visit number, as a number in [0, 1)) below
+    the rate, so a run can be replayed and a test knows its samples: ``start = floor = 1``
+    verifies every "unchanged" answer, ``start = floor = 0`` none.
+
+    Attributes:
+        start: the rate of a host without a confirmed match (a probability, 0..1).
+        floor: the lowest rate (a probability, 0..1).
+        seed: mixed into the draw (another seed, other samples).
+
+    Raises:
+        ValueError: a rate outside [0, 1].
+    """
+
+    start: float = 0.5
+    floor: float = 0.01
+    seed: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("start", "floor"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"verification {name} must lie in [0, 1], got {value}")
+
+    def rate(self, matches: int) -> float:
+        """The rate of a host with ``matches`` confirmed matches (a probability).
+
+        >>> [Verification(0.5, 0.1).rate(m) for m in range(4)]
+        [0.5, 0.25, 0.125, 0.1]
+        """
+        return max(self.floor, self.start * 0.5 ** max(0, matches))
+
+    def draw(self, page: str, visit: int) -> float:
+        """The page's draw in [0, 1) for visit number ``visit`` (deterministic)."""
+        digest = hashlib.sha1(f"{self.seed}|{page}|{visit}".encode()).hexdigest()
+        return int(digest[:13], 16) / float(1 << 52)
+
+    def sample(self, policy: HostPolicy, page: str, visit: int) -> bool:
+        """True when the "unchanged" page ``page`` (its fingerprint) of a host with ``policy``
+        gets a full GET at its visit number ``visit``.
+
+        >>> Verification(1.0, 1.0).sample(HostPolicy(), "fp", 3)
+        True
+        >>> Verification(0.0, 0.0).sample(HostPolicy(), "fp", 3)
+        False
+        """
+        return self.draw(page, visit) < self.rate(int(policy.counts.get("verify_match", 0)))
 
 
 # --- content fingerprints ---------------------------------------------------------------------

@@ -222,6 +222,7 @@ def record_visit(
     new_links: int | None = None,
     listed: int | None = None,
     published: float | None = None,
+    validator: str | None = None,
 ) -> dict[str, Any]:
     """The record after one visit at ``now`` (a new dict; ``record`` is not changed).
 
@@ -234,6 +235,9 @@ def record_visit(
         validators, fingerprint: of the full answer, when there was one (kept otherwise).
         new_links, listed: channel pages: article links not known before / listed.
         published: article publication time, when extracted.
+        validator: what decided ``changed`` (``etag``, ``last-modified``, ``fingerprint``,
+            ``none``; :mod:`newscrawl.algorithms.changedetect`), kept in the history entry and
+            as the record's ``validator``.
     """
     rec = dict(record)
     failed = status == 0 or status >= 400
@@ -241,6 +245,9 @@ def record_visit(
                              "how": how, "status": int(status)}
     if new_links is not None:
         entry["new_links"] = int(new_links)
+    if validator is not None:
+        entry["validator"] = validator
+        rec["validator"] = validator
     history = list(rec.get("history") or [])
     history.append(entry)
     rec["history"] = history[-cfg.history:]

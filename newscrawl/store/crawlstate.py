@@ -9,7 +9,8 @@ all URLs ``{}``, visited ``{last_visit: {$ne: null}}``, to visit ``{due: {$lte: 
 ``{seed: true}``. The crawl loads every record at its start and orders due pages in memory
 (:meth:`newscrawl.crawlstate.RunState.due_records`), so no query of a run sorts by due time; the
 ``due`` index serves analysts. ``hosts``: the learned change-detection policy per host name.
-``article_versions``: previous versions of changed articles with a diff summary.
+``article_versions``: previous versions of changed articles with a diff summary, once per
+(article, content fingerprint) (:mod:`newscrawl.store.versions`).
 
 "Newer visit wins" without a collection scan. Several workers may share one store, each with the
 state it loaded at its start, so a record is only replaced by one at least as recent. The
@@ -32,8 +33,8 @@ from typing import Any
 from pymongo import ASCENDING, InsertOne, ReplaceOne, UpdateOne
 from pymongo.errors import BulkWriteError
 
-from newscrawl.algorithms.changedetect import version_diff
 from newscrawl.store.base import ARTICLES, DUPLICATE_KEY, NODES, PAGES, Collections, Doc
+from newscrawl.store import versions
 from newscrawl.store.bulk import BulkWriter, WriteOp
 
 logger = logging.getLogger(__name__)
@@ -62,11 +63,12 @@ class CrawlStateStore:
 
     def ensure_state_indexes(self) -> None:
         """``pages``: ``due``, ``host``, ``seed``; ``article_versions``: unique
-        ``(fp, version)``; ``staging``: ``(run, seq)`` and ``(target, run)``."""
+        ``(fp, version)`` and ``(fp, content_fp)``; ``staging``: ``(run, seq)`` and ``(target, run)``."""
         self.c.pages.create_index([("due", ASCENDING)])
         self.c.pages.create_index([("host", ASCENDING)])
         self.c.pages.create_index([("seed", ASCENDING)])
         self.c.versions.create_index([("fp", ASCENDING), ("version", ASCENDING)], unique=True)
+        self.c.versions.create_index([("fp", ASCENDING), ("content_fp", ASCENDING)], unique=True)
         self.c.staging.create_index([("run", ASCENDING), ("seq", ASCENDING)])
         self.c.staging.create_index([("target", ASCENDING), ("run", ASCENDING)])
 
@@ -116,24 +118,16 @@ class CrawlStateStore:
         self, fp: str, new: Mapping[str, Any], *, archived_at: dt.datetime
     ) -> Doc | None:
         """The version document that keeps the stored article ``fp`` before ``new`` replaces
-        it (``version`` = versions stored + 1), or None when no article ``fp`` is stored. Two
-        index lookups: ``articles.fp`` and ``article_versions.(fp, version)``."""
-        old = self.c.articles.find_one({"fp": fp}, {"_id": 0})
-        if old is None:
-            return None
-        number = self.c.versions.count_documents({"fp": fp}) + 1
-        return {
-            "fp": fp,
-            "url": old.get("url"),
-            "version": number,
-            "archived_at": archived_at,
-            "valid_from": old.get("fetched_at"),
-            **{k: old.get(k) for k in ("title", "text", "published", "authors", "description")},
-            "diff": version_diff(old, new),
-        }
+        it, or None when no article ``fp`` is stored or it already holds ``new``'s text
+        (:func:`newscrawl.store.versions.old_version`). Two index lookups: ``articles.fp``
+        and ``article_versions.(fp, version)``."""
+        return versions.old_version(self.c.articles, self.c.versions, fp, new,
+                                    archived_at=archived_at)
 
-    def insert_version(self, version: Mapping[str, Any]) -> None:
-        self.c.versions.insert_one(dict(version))
+    def insert_version(self, version: Mapping[str, Any]) -> Doc | None:
+        """Insert-if-absent by ``(fp, content_fp)``; the document written, or None when that
+        text was kept already (:func:`newscrawl.store.versions.insert_version`)."""
+        return versions.insert_version(self.c.versions, version)
 
     def link_edges(self) -> Iterator[tuple[str, str]]:
         """``(source_fp, target_fp)`` of every stored link (the graph PageRank runs on)."""

@@ -155,7 +155,8 @@ class NewsStore:
     @guarded("creating crawl-state indexes")
     def ensure_state_indexes(self) -> None:
         """Indexes of the crawl-state collections (idempotent): ``pages``: ``due``, ``host``,
-        ``seed``; ``article_versions``: unique ``(fp, version)``; ``staging``: ``(run, seq)``,
+        ``seed``; ``article_versions``: unique ``(fp, version)`` and ``(fp, content_fp)``;
+        ``staging``: ``(run, seq)``,
         ``(target, run)``.
         """
         self._state.ensure_state_indexes()
@@ -287,18 +288,19 @@ class NewsStore:
                         stage_run: str | None = None) -> dict[str, Any] | None:
         """Keep the stored version of article ``fp`` before ``new`` overwrites it: the stored
         title, text, dates and authors go to ``article_versions`` as version ``n`` (1 = the
-        first one stored) with ``diff``, the summary of the change to ``new``
-        (:func:`newscrawl.algorithms.changedetect.version_diff`). With ``stage_run`` the version
-        is staged for that shadow run instead. Returns the version, or None when no article
-        ``fp`` is stored."""
+        first one stored) with ``content_fp`` and ``diff``, the summary of the change to
+        ``new`` (:func:`newscrawl.algorithms.changedetect.version_diff`), once per (article,
+        content fingerprint) even with crawls running at once (:mod:`newscrawl.store.versions`).
+        With ``stage_run`` the version is staged for that shadow run instead. Returns the
+        version written, or None: no article ``fp`` stored, the stored text already is
+        ``new``'s, or that old text was kept before."""
         version = self._state.previous_version(fp, new, archived_at=archived_at)
         if version is None:
             return None
         if stage_run:
             self._shadow.stage(stage_run, "versions", [version])
-        else:
-            self._state.insert_version(version)
-        return version
+            return version
+        return self._state.insert_version(version)
 
     def link_edges(self) -> Iterator[tuple[str, str]]:
         """``(source_fp, target_fp)`` of every stored link (the graph PageRank runs on), read

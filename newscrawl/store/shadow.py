@@ -101,8 +101,10 @@ class ShadowStore:
             elif target == "versions":
                 counts["versions"] += 1
                 doc = {k: v for k, v in doc.items() if k != "_id"}
-                ops[VERSIONS].append(UpdateOne({"fp": doc.get("fp"), "version": doc.get("version")},
-                                               {"$setOnInsert": doc}, upsert=True))
+                key = ({"fp": doc.get("fp"), "content_fp": doc["content_fp"]}
+                       if doc.get("content_fp") else
+                       {"fp": doc.get("fp"), "version": doc.get("version")})
+                ops[VERSIONS].append(UpdateOne(key, {"$setOnInsert": doc}, upsert=True))
 
         def apply(session: ClientSession | None) -> None:
             for name, batch in ops.items():

@@ -28,6 +28,13 @@ survives, with the earliest ``first_seen``, the highest ``weight`` and, for craw
 records, ``seed`` if any was a seed (a merged record's ``pagerank`` is reset, so the next run
 recomputes PageRank); the versions of merged articles are renumbered in ``archived_at`` order.
 
+Schema 3 (issue 14): ``article_versions`` holds one version per (article, content fingerprint),
+under a unique index ``(fp, content_fp)`` (:mod:`newscrawl.store.versions`). Code before it could
+keep the same old text twice when two crawls re-crawled an article at once;
+:func:`newscrawl.store.versions.deduplicate` keeps the earliest of each, fills in ``content_fp``
+and numbers each article's versions 1..n again (counts ``versions_removed``,
+``versions_renumbered``).
+
 The writes are ordered so that an upgrade cut short loses nothing and the next one completes
 it (:mod:`newscrawl.store.rekey`). Running it again changes nothing (idempotent). A changed
 fingerprint function (``NEWSCRAWL_ALIAS_FOLD_WWW`` switched) changes the probe fingerprints, and
@@ -54,10 +61,11 @@ from newscrawl.store.base import (
     utcnow,
 )
 from newscrawl.store.rekey import Keyed, rekey, rekey_staging, renumber_versions
+from newscrawl.store.versions import deduplicate
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA_ID = "schema"
 #: URLs whose fingerprints identify the fingerprint function the stored keys were made with.
 PROBE_URLS = ("http://www.example.com/", "https://Example.COM:443/a/?b=2&a=1#top",
@@ -77,7 +85,7 @@ def upgrade(collections: Collections, page_fp: Callable[[str], str], *, force: b
         ``version``, ``from_version`` (1: no schema document), and per collection the documents
         re-keyed (``pages``, ``articles``, ``nodes``, ``links``, ``versions``, ``staging``) and
         merged away (``pages_merged``, ``articles_merged``, ``nodes_merged``, ``links_merged``,
-        ``versions_renumbered``); all zero when the store was up to date.
+        ``versions_renumbered``, ``versions_removed``); all zero when the store was up to date.
 
     Raises:
         StoreError: the store was written by newer code (a higher schema version).
@@ -93,11 +101,12 @@ def upgrade(collections: Collections, page_fp: Callable[[str], str], *, force: b
     names = (PAGES, ARTICLES, NODES, LINKS)
     for name in names:
         counts[name] = counts[f"{name}_merged"] = 0
-    counts.update(versions=0, versions_renumbered=0, staging=0)
-    if version == SCHEMA_VERSION and current.get("fingerprints") == probe and not force:
+    counts.update(versions=0, versions_renumbered=0, versions_removed=0, staging=0)
+    rekeyed = version < 2 or current.get("fingerprints") != probe or force
+    if version == SCHEMA_VERSION and not rekeyed:
         return counts
     stored = (*names, VERSIONS, collections.staging.name)
-    if any(collections[name].find_one({}, {"_id": 1}) for name in stored):
+    if rekeyed and any(collections[name].find_one({}, {"_id": 1}) for name in stored):
         logger.info("Store %r %s: recomputing the stored URL fingerprints (once; a few ms per "
                     "document that changes)", collections.db.name,
                     f"written by older code (schema {version})" if version < SCHEMA_VERSION
@@ -108,6 +117,10 @@ def upgrade(collections: Collections, page_fp: Callable[[str], str], *, force: b
         counts["versions"], counts["versions_renumbered"] = renumber_versions(
             collections[VERSIONS], page_fp)
         counts["staging"] = rekey_staging(collections.staging, page_fp)
+    if version < 3 or rekeyed:  # merged articles may now hold one old text twice
+        removed, renumbered = deduplicate(collections[VERSIONS])
+        counts["versions_removed"] = removed
+        counts["versions_renumbered"] += renumbered
     collections.meta.replace_one(
         {"_id": SCHEMA_ID},
         {"version": SCHEMA_VERSION, "fingerprints": probe, "upgraded_at": now or utcnow(),
@@ -117,6 +130,6 @@ def upgrade(collections: Collections, page_fp: Callable[[str], str], *, force: b
     changed = {k: v for k, v in counts.items() if v and k not in ("version", "from_version")}
     logger.info("Store %r at schema version %d (was %d): %s", collections.db.name,
                 SCHEMA_VERSION, version,
-                f"fingerprints recomputed from the stored URLs: {changed}" if changed
-                else "no fingerprint changed")
+                f"documents re-keyed, merged or removed: {changed}" if changed
+                else "no document changed")
     return counts
