@@ -58,6 +58,11 @@ __all__ = ["decode_html", "detect_encoding", "normalize_label", "prescan_meta_ch
 _PRESCAN_LIMIT: Final[int] = 1 << 20
 #: A body is still UTF-8 when invalid sequences are at most this share of its non-ASCII bytes.
 _UTF8_MAX_BAD_SHARE: Final[float] = 0.10
+#: A page that declares UTF-8 stays UTF-8 when its valid multi-byte characters are at least this
+#: many times its invalid sequences (a few corrupt bytes in a German page must not turn
+#: "Größenordnung" into "GrГ¶Гџenordnung"); cp1252 or GBK bytes under a UTF-8 label form valid
+#: sequences by accident only (about one pair in ten for GBK, almost never for cp1252).
+_UTF8_DECLARED_MIN_RATIO: Final[int] = 3
 #: A multi-byte decoding "fits" with at most max(_MB_MAX_BAD_ABS, share × non-ASCII bytes) errors.
 _MB_MAX_BAD_ABS: Final[int] = 2
 _MB_MAX_BAD_SHARE: Final[float] = 0.005
@@ -140,6 +145,14 @@ _MULTIBYTE: Final = frozenset(
     {"gb18030", "hz", "big5hkscs", "cp932", "euc_jp", "iso2022_jp", "cp949", "euc_kr",
      "shift_jis", "big5", "gbk", "gb2312", "johab", "cp950", "euc_jis_2004", "shift_jis_2004",
      "shift_jisx0213", "euc_jisx0213", "iso2022_kr", "iso2022_jp_2"}
+)
+#: Single-byte codecs of Latin-script languages: their non-ASCII letters come alone or in pairs
+#: inside ASCII words; other single-byte codecs (Cyrillic, Greek, Arabic, Hebrew, Thai) write
+#: whole words in non-ASCII bytes.
+_LATIN_SINGLE_BYTE: Final = frozenset(
+    {"cp1252", "cp1250", "cp1254", "cp1257", "cp1258", "iso8859-2", "iso8859-3", "iso8859-4",
+     "iso8859-9", "iso8859-10", "iso8859-13", "iso8859-14", "iso8859-15", "iso8859-16",
+     "mac-roman", "mac_roman", "mac-latin2", "cp850", "cp437", "latin-1", "iso8859-1"}
 )
 _UTF16_32: Final = frozenset({"utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-16", "utf-32"})
 
@@ -403,24 +416,42 @@ def _choose(body: bytes, http_charset: str | None) -> tuple[str, str | None, int
     if bad <= _UTF8_MAX_BAD_SHARE * (valid_before + len(sample)):
         return "utf-8", None, 0  # stray bytes are decoded as windows-1252
     meta = prescan_meta_charset(body)
+    if "utf-8" in (http, meta) and _utf8_with_errors(window, valid_before):
+        return "utf-8", None, 0  # declared UTF-8, valid but for a few bytes: stays UTF-8
     declared = [e for e in dict.fromkeys((http, meta)) if e is not None and e != "utf-8"]
-    # 1. a multi-byte declaration that decodes the window cleanly
+    head = window[:_RUN_WINDOW]
+    western = _western(head, _count_high(head))
+    chinese = _looks_chinese(sample)
+    # 1. a multi-byte declaration that decodes the window cleanly (and is not Latin text whose
+    #    accented letters happen to pair with the next ASCII byte, as under a lying "gbk")
     for enc in declared:
         if enc in _MULTIBYTE:
-            if _fits(window.decode(enc, "replace").count("\ufffd"), hi):
+            if _fits(window.decode(enc, "replace").count("\ufffd"), hi) and (
+                chinese or not western
+            ):
                 return enc, None, 0
     # 2. undeclared, or declared single-byte but the bytes are Chinese
-    if _looks_chinese(sample):
+    if chinese:
         return "gb18030", None, 0
-    # 3. a single-byte declaration (its decoder accepts nearly every byte)
+    # 3. a single-byte declaration whose script fits the bytes: Latin encodings for
+    #    Latin-looking bytes (accented letters alone or in pairs), other scripts for runs
     for enc in declared:
-        if enc not in _MULTIBYTE:
+        if enc not in _MULTIBYTE and (enc in _LATIN_SINGLE_BYTE) == western:
             return enc, None, 0
-    # 4. guess: Latin text in windows-1252, else a statistical detector, else windows-1252
-    head = window[:_RUN_WINDOW]
-    if _western(head, _count_high(head)):
+    # 4. guess: Latin text in windows-1252, else a statistical detector, else the declaration
+    if western:
         return "cp1252", None, 0
-    return _statistical_guess(body) or "cp1252", None, 0
+    single = [e for e in declared if e not in _MULTIBYTE]
+    return _statistical_guess(body) or (single[0] if single else "cp1252"), None, 0
+
+
+def _utf8_with_errors(window: bytes, valid_before: int) -> bool:
+    """Mostly valid UTF-8: at least ``_UTF8_DECLARED_MIN_RATIO`` valid multi-byte characters per
+    invalid sequence (counting the valid non-ASCII bytes before the window as characters)."""
+    text = window.decode("utf-8", "replace")
+    bad = text.count("\ufffd")
+    good = sum(1 for ch in text if ch > "\x7f") - bad + valid_before // 2
+    return good >= _UTF8_DECLARED_MIN_RATIO * bad
 
 
 def detect_encoding(body: bytes, *, http_charset: str | None) -> str:
