@@ -52,17 +52,19 @@ import codecs
 import re
 from typing import Final
 
-__all__ = ["decode_html", "detect_encoding", "normalize_label", "prescan_meta_charset"]
+__all__ = [
+    "decode_html", "detect_encoding", "invalid_utf8", "normalize_label", "prescan_meta_charset",
+]
 
 #: Longest prefix of the body the ``<meta>`` prescan reads (bytes).
 _PRESCAN_LIMIT: Final[int] = 1 << 20
 #: A body is still UTF-8 when invalid sequences are at most this share of its non-ASCII bytes.
 _UTF8_MAX_BAD_SHARE: Final[float] = 0.10
-#: A page that declares UTF-8 stays UTF-8 when its valid multi-byte characters are at least this
-#: many times its invalid sequences (a few corrupt bytes in a German page must not turn
+#: A page that declares UTF-8 stays UTF-8 when its valid multi-byte characters are at least as
+#: many as this times its invalid sequences (a few corrupt bytes in a German page must not turn
 #: "Größenordnung" into "GrГ¶Гџenordnung"); cp1252 or GBK bytes under a UTF-8 label form valid
 #: sequences by accident only (about one pair in ten for GBK, almost never for cp1252).
-_UTF8_DECLARED_MIN_RATIO: Final[int] = 3
+_UTF8_DECLARED_MIN_RATIO: Final[int] = 1
 #: A multi-byte decoding "fits" with at most max(_MB_MAX_BAD_ABS, share × non-ASCII bytes) errors.
 _MB_MAX_BAD_ABS: Final[int] = 2
 _MB_MAX_BAD_SHARE: Final[float] = 0.005
@@ -473,6 +475,19 @@ def detect_encoding(body: bytes, *, http_charset: str | None) -> str:
     Cost: a strict UTF-8 decode for the common case (tens of µs per 100 kB page).
     """
     return _choose(body, http_charset)[0]
+
+
+def invalid_utf8(body: bytes) -> int:
+    """Number of invalid UTF-8 sequences in ``body`` (each becomes one U+FFFD when decoded).
+
+    :param body: raw bytes. :returns: 0 for valid UTF-8 (one strict decode, the common case).
+    :raises: nothing.
+    """
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body.decode("utf-8", "replace").count("\ufffd") - body.count(b"\xef\xbf\xbd")
+    return 0
 
 
 def decode_html(body: bytes, *, http_charset: str | None) -> tuple[str, str]:

@@ -39,16 +39,15 @@ Never raises on bad input: empty, non-HTML, binary or oversized input gives the 
 from __future__ import annotations
 
 import html as html_lib
-import json
 import logging
 import re
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any, Final, TypedDict
 from urllib.parse import urljoin
 
 from newscrawl import defaults
-from newscrawl.algorithms.pubdate import _parse_raw, parse_datetime, resolve_dates
+from newscrawl.algorithms.jsonld import ld_article as _ld_article
+from newscrawl.algorithms.pubdate import parse_datetime, resolve_dates
 
 __all__ = [
     "DEFAULT_MODE", "EMPTY_FIELDS", "MODES", "extract_article", "parse_datetime", "split_authors",
@@ -94,15 +93,6 @@ _TITLE_ORDER: Final = ("ld", "og", "twitter", "h1", "title", "trafilatura")
 _TITLE_SEP: Final = re.compile(r"^\s*(?:[|\-\u2013\u2014:\u00b7\u2022\u3163\uff5c/\u00bb]+)")
 _TITLE_SEP_END: Final = re.compile(r"\s*(?:[|\-\u2013\u2014:\u00b7\u2022\u3163\uff5c/\u00bb]+)\s*$")
 
-_ARTICLE_TYPES: Final = frozenset(
-    t.lower()
-    for t in (
-        "NewsArticle", "Article", "ReportageNewsArticle", "AnalysisNewsArticle",
-        "OpinionNewsArticle", "BackgroundNewsArticle", "ReviewNewsArticle", "BlogPosting",
-        "LiveBlogPosting", "SocialMediaPosting", "TechArticle", "ScholarlyArticle", "Report",
-        "SatiricalArticle", "AdvertiserContentArticle",
-    )
-)
 _AUTHOR_SPLIT: Final = re.compile(r"\s*(?:[;|/&,]|\s(?:and|und|und von|et|y|e|и)\s)\s*", re.I)
 _AUTHOR_PREFIX: Final = re.compile(r"^(?:by|von|par|por|di|door|av)\s+", re.I)
 _LANG: Final = re.compile(r"^([a-zA-Z]{2})(?:[-_].*)?$")
@@ -120,54 +110,6 @@ def _empty() -> dict[str, Any]:
 
 
 # --- JSON-LD ---------------------------------------------------------------------------------
-
-
-def _iter_ld_objects(data: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
-    if depth > 6:
-        return
-    if isinstance(data, list):
-        for item in data:
-            yield from _iter_ld_objects(item, depth + 1)
-    elif isinstance(data, dict):
-        yield data
-        graph = data.get("@graph")
-        if graph is not None:
-            yield from _iter_ld_objects(graph, depth + 1)
-        main = data.get("mainEntity")
-        if isinstance(main, (dict, list)):
-            yield from _iter_ld_objects(main, depth + 1)
-
-
-def _ld_types(obj: dict[str, Any]) -> set[str]:
-    t = obj.get("@type")
-    if isinstance(t, str):
-        return {t.lower()}
-    if isinstance(t, list):
-        return {x.lower() for x in t if isinstance(x, str)}
-    return set()
-
-
-def _ld_article(tree: Any) -> dict[str, Any] | None:
-    """The first article-like JSON-LD object of the page (NewsArticle, BlogPosting, ...)."""
-    fallback = None
-    for script in tree.xpath('//script[contains(translate(@type,"LDJSON","ldjson"),"ld+json")]'):
-        raw = (script.text or "").strip()
-        if not raw:
-            continue
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            try:  # control characters inside strings are a common publisher mistake
-                data = json.loads(re.sub(r"[\x00-\x1f]+", " ", raw))
-            except ValueError:
-                continue
-        for obj in _iter_ld_objects(data):
-            types = _ld_types(obj)
-            if types & _ARTICLE_TYPES:
-                return obj
-            if fallback is None and "datePublished" in obj and "headline" in obj:
-                fallback = obj
-    return fallback
 
 
 def _ld_text(value: Any) -> str | None:
@@ -314,14 +256,71 @@ _VOID: Final = frozenset({
 })
 
 
+#: File signatures of formats that are served as text/html by mistake (WHATWG MIME Sniffing,
+#: "matching an image / audio or video / archive type pattern", plus PDF, PostScript,
+#: executables and compressed streams).
+_BINARY_MAGIC: Final = (
+    b"%PDF-", b"%!PS-Adobe-", b"PK\x03\x04", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a",
+    b"\xff\xd8\xff", b"RIFF", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"7z\xbc\xaf\x27\x1c",
+    b"Rar!\x1a\x07", b"\x00\x00\x01\x00", b"OggS", b"ID3", b"fLaC", b"\x7fELF", b"MZ",
+    b"wOFF", b"wOF2", b"\x00\x01\x00\x00", b"\x1aE\xdf\xa3", b"\xd0\xcf\x11\xe0",
+)
+# WHATWG "binary data byte": C0 controls other than TAB, LF, FF, CR and ESC.
+_BINARY_BYTES: Final = bytes([*range(0, 9), 11, *range(14, 27), *range(28, 32)])
+_HTML_START_BYTES: Final = re.compile(
+    rb"<\s*(?:!doctype|html|head|body|meta|title|div|p|article|script|link|table)\b", re.I)
+#: Bytes of the body a sniff reads.
+SNIFF_BYTES: Final = 4096
+
+
+def sniff_html(body: bytes) -> str | None:
+    """Why ``body`` is not an HTML page, or ``None`` when it may be one.
+
+    :param body: the raw response body (only the first :data:`SNIFF_BYTES` are read, and the
+        first 64 KiB for the markup test).
+    :returns: ``"empty"``, ``"signature"`` (a PDF, image, archive ... file signature),
+        ``"binary"`` (more than 1 % binary data bytes, WHATWG MIME Sniffing §7.2), or
+        ``"no-markup"`` (no HTML tag in the first 64 KiB); ``None`` for HTML.
+    :raises: nothing.
+
+    UTF-16 / UTF-32 pages (BOM, or NUL bytes in every other position) are not binary.
+    """
+    head = body[:SNIFF_BYTES].lstrip(b" \t\r\n\x0c")
+    if not head:
+        return "empty"
+    if head.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or (
+        len(head) >= 64 and head[1::2].count(0) > len(head) // 4
+    ) or (len(head) >= 64 and head[0::2].count(0) > len(head) // 4):
+        return None  # UTF-16/32 text: its NULs are not binary data
+    if head.startswith(_BINARY_MAGIC):
+        return "signature"
+    binary = len(head) - len(head.translate(None, _BINARY_BYTES))
+    if binary > len(head) // 100:
+        return "binary"
+    if not _HTML_START_BYTES.search(body[:65536]):
+        return "no-markup"
+    return None
+
+
+#: Elements kept below the flattening limit (up to ``_KEEP_MARGIN`` more levels), so the text of
+#: a deep paragraph, heading or list item stays a paragraph for the extractor; wrapper elements
+#: (div, span, section ...) are the ones dropped.
+_KEEP_DEEP: Final = frozenset({
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "blockquote", "pre", "a", "b",
+    "strong", "em", "i", "table", "tr", "td", "th", "tbody", "thead",
+})
+_KEEP_MARGIN: Final = 40
+
+
 def flatten_deep(html: str, *, limit: int = FLATTEN_DEPTH) -> tuple[str, int]:
     """Drop the tags nested deeper than ``limit`` and keep their text: ``(html, tags dropped)``.
 
     :param html: a page.
     :param limit: element nesting kept (open elements on the stack, void elements not counted).
-    :returns: the page with every start and end tag below ``limit`` removed (their text and the
-        text after them stays in place, in the innermost kept element), and the number of start
-        tags removed. Comments are removed too.
+    :returns: the page with the start and end tags of wrapper elements (div, span, section ...)
+        below ``limit`` removed (paragraphs, headings, list items and tables are kept for
+        ``_KEEP_MARGIN`` more levels); their text and the text after them stays in place. Also
+        the number of start tags removed. Comments are removed too.
     :raises: nothing.
 
     Nesting is tracked as a stack of open elements; an end tag closes up to its matching open
@@ -351,15 +350,19 @@ def flatten_deep(html: str, *, limit: int = FLATTEN_DEPTH) -> tuple[str, int]:
         if name in _VOID or (m.group(3) or "").rstrip().endswith("/"):
             out.append(m.group(0))
             continue
-        if len(stack) >= limit:
-            dropped[name] = dropped.get(name, 0) + 1
-            removed += 1
-            continue
-        if name in ("script", "style", "textarea", "title"):  # raw text: skip to its end tag
+        if name in ("script", "style", "textarea", "title"):  # raw text: up to its end tag
             end = html.lower().find(f"</{name}", m.end())
             end = len(html) if end < 0 else end
-            out.append(m.group(0) + html[m.end() : end])
+            if len(stack) < limit:
+                out.append(m.group(0) + html[m.end() : end])
+            else:  # too deep: the element goes whole (script text is not page text)
+                dropped[name] = dropped.get(name, 0) + 1
+                removed += 1
             pos = end
+            continue
+        if len(stack) >= limit and (name not in _KEEP_DEEP or len(stack) >= limit + _KEEP_MARGIN):
+            dropped[name] = dropped.get(name, 0) + 1
+            removed += 1
             continue
         stack.append(name)
         out.append(m.group(0))

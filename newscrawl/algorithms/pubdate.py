@@ -58,6 +58,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Final
 
+from newscrawl.algorithms.jsonld import ld_article
+
 __all__ = ["CONFIDENCE", "Candidate", "Resolution", "date_from_url", "parse_datetime",
            "resolve_dates"]
 
@@ -398,10 +400,8 @@ def resolve_dates(
 def _markup(tree: Any, ld: dict[str, Any] | None, raw: list[tuple[str, Any]],
             modified_raw: list[tuple[str, Any]]) -> None:
     """Append the page's own publication / modification candidates (in precedence order)."""
-    from newscrawl.algorithms.extraction import _ld_article
-
     if ld is None:
-        ld = _ld_article(tree)
+        ld = ld_article(tree)
     if ld is not None:
         for key in ("datePublished", "dateCreated"):
             if ld.get(key):
