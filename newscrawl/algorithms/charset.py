@@ -23,9 +23,18 @@ Where a crawler differs from a browser, and why:
     are on real pages (a Latin-1 template fragment inside a UTF-8 page).
   - A multi-byte declaration (gb18030, Big5, Shift_JIS, EUC-*) is kept when decoding under it
     produces almost no errors; such decoders reject foreign bytes quickly.
+  - A page that declares UTF-8 and has at least as many valid multi-byte characters as invalid
+    sequences stays UTF-8 (the invalid ones become U+FFFD; the middleware counts them), rather
+    than going to the statistical guess ("Größenordnung" stored as "GrГ¶Гџenordnung").
+  - A multi-byte declaration must also fit the script: Latin-looking bytes (accented letters
+    alone or in pairs) that are not Chinese text refuse it (a lying ``gbk`` pairs each umlaut
+    with the next ASCII letter into a Chinese character without a decoding error).
   - A single-byte declaration (windows-1252, ISO-8859-x, KOI8, ...) cannot be verified by its
     decoder (every byte decodes), so it gives way to a multi-byte declaration that decodes
-    cleanly, and to the Chinese test below.
+    cleanly and to the Chinese test below, and is taken only when its script fits the bytes:
+    a Latin codec for Latin-looking bytes, a Cyrillic / Greek / Arabic / Hebrew / Thai codec for
+    words written in runs of non-ASCII bytes. So a lying ``iso-8859-1`` header loses to the
+    page's own KOI8-R ``<meta>``, or without one to the statistical detector.
 * The ``<meta>`` prescan is not limited to the first 1024 bytes: it reads the whole ``<head>``
   (up to the first ``<body`` tag, at most ``_PRESCAN_LIMIT`` bytes), skips comments and the
   contents of ``<script>`` / ``<style>`` elements (a ``charset=`` inside a script is not a
@@ -468,9 +477,11 @@ def detect_encoding(body: bytes, *, http_charset: str | None) -> str:
     :raises: nothing; unknown labels are ignored.
 
     Order: BOM; strict UTF-8 (wins over any declaration when it holds on non-ASCII bytes);
-    mostly-UTF-8 with ≤10 % stray bytes; a clean multi-byte declaration (header, then
-    ``<meta>``); the gb18030 Chinese test; a single-byte declaration; windows-1252 for Latin-looking
-    bytes; ``charset_normalizer``; windows-1252. See the module docstring for the sources
+    mostly-UTF-8 with ≤10 % stray bytes; declared UTF-8 with no more invalid sequences than
+    valid characters; a clean multi-byte declaration that fits the script (header, then
+    ``<meta>``); the gb18030 Chinese test; a single-byte declaration whose script fits the bytes;
+    windows-1252 for Latin-looking bytes; ``charset_normalizer``; the single-byte declaration;
+    windows-1252. See the module docstring for the sources
     (WHATWG encoding sniffing and Encoding Standard) and the measured thresholds.
     Cost: a strict UTF-8 decode for the common case (tens of µs per 100 kB page).
     """

@@ -1,7 +1,8 @@
 """Article extraction: main text and metadata of a news page (pure; no Scrapy imports).
 
-:func:`extract_article` returns ``title``, ``published`` (timezone-aware UTC datetime),
-``authors``, ``text``, ``language`` (ISO 639-1), ``canonical_url`` and ``description``.
+:func:`extract_article` returns ``title``, ``published`` (timezone-aware UTC datetime) with
+``published_source`` and ``published_confidence``, ``modified``, ``authors``, ``text``,
+``language`` (ISO 639-1), ``canonical_url`` and ``description``.
 
 Sources and choices (measured by ``benchmarks/extraction_quality.py`` on the shared corpus,
 set 04 = 258 fundus golden articles from 41 countries, set 06 = 131 pages of trafilatura's
@@ -12,16 +13,16 @@ evaluation set):
   token F1 0.945 mean / 0.970 median, set 06 snippet F1 0.913), ``precision`` (0.948 / 0.976,
   but set 06 F1 0.894 as its recall drops to 0.887), ``recall`` (0.938, 0.895), ``fast``
   (0.935, 0.892).
-* Published time: the publisher's own machine-readable timestamps, offsets kept, in this order:
-  schema.org JSON-LD ``datePublished`` / ``dateCreated`` of the article object (often to the
-  millisecond), Open Graph ``article:published_time``, microdata ``itemprop=datePublished``,
-  other well-known ``<meta>`` names (``date``, ``pubdate``, ``dc.date.issued``,
-  ``parsely-pub-date`` ...), ``<time datetime>``. A timestamp without offset borrows the offset
-  of another timestamp of the page, else it is UTC; a bare date gives way to a same-day
-  timestamp, else it is 00:00 UTC. Only when nothing parses, trafilatura's metadata date
-  (htmldate, date only). Set 04: same instant as the ground truth to the second on 95.7 % of
-  the pages, same day on 98.8 % (trafilatura's own date: same day 95.3 %, to the second 3.5 %,
-  since it keeps the date only).
+* Published time: :func:`newscrawl.algorithms.pubdate.resolve_dates` (JSON-LD, Open Graph,
+  microdata, meta, ``<time>``, a byline timestamp, the URL, htmldate's extensive search, the
+  crawl's feed / sitemap dates, bounded by ``fetched_at``), returned with its source, its
+  confidence and the page's modification time apart. Measured per set against trafilatura
+  alone and htmldate alone in ``benchmarks/extraction_quality.py``.
+* Input hygiene: C0 control characters are removed (one ESC byte made lxml's serialisation in
+  trafilatura fail and emptied the article); comments are dropped by the parser, so the text
+  after React's ``<!-- -->`` markers stays in its element (trafilatura dropped a comment with
+  its tail text); a DOM deeper than libxml2's limit (256 elements: it silently drops the rest
+  of the document) is flattened first (:func:`flatten_deep`) and reported in ``_details``.
 * Title: the first of JSON-LD ``headline``, ``og:title``, ``twitter:title``, first ``<h1>``,
   ``<title>``, trafilatura's title, after site suffixes are stripped ("Title | Site" becomes
   "Title" when another source says "Title" or "Site" is the ``og:site_name``). Set 04: 83.7 %
@@ -33,7 +34,8 @@ evaluation set):
 * trafilatura's metadata pass runs only when a field above is still missing.
 
 Never raises on bad input: empty, non-HTML, binary or oversized input gives the empty result
-(all fields ``None``/empty, ``text == ""``).
+(all fields ``None``/empty, ``text == ""``); :func:`sniff_html` tells the crawler which bodies
+are not HTML at all, so they are skipped rather than stored as empty articles.
 """
 
 from __future__ import annotations

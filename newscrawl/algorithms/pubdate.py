@@ -46,8 +46,8 @@ Rules, in order:
    day (±1 day: time zones), and loses 0.2 when a source of confidence ≥ 0.8 names another day.
 
 The result's ``published`` is an aware UTC datetime; ``local`` keeps the offset the page gave
-(or a :class:`~datetime.date` for day-precision answers), so the day a reader of the page sees
-is known.
+(or a :class:`~datetime.date` for day-precision answers; a UTC winner is shown in the offset of
+another candidate naming the same instant), so the day a reader of the page sees is known.
 """
 
 from __future__ import annotations
@@ -386,13 +386,21 @@ def resolve_dates(
         timed = [c for c in kept if not c.date_only and c.day == best.day]
         if timed:
             best = Candidate(best.source, min(timed, key=lambda c: _ORDER[c.source]).local, best.raw)
+    local = best.local
+    if isinstance(local, datetime) and local.utcoffset() == timedelta(0):
+        # a UTC timestamp: show it in the offset another candidate gives the same instant
+        for c in kept:
+            if (isinstance(c.local, datetime) and c.local.utcoffset()
+                    and abs((c.utc - best.utc).total_seconds()) <= 60):
+                local = local.astimezone(c.local.tzinfo)
+                break
     agree = {c.source for c in kept if c.source != best.source and _near(c.day, best.day)}
     against = {c.source for c in kept if c.source != best.source and not _near(c.day, best.day)
                and CONFIDENCE[c.source] >= 0.8}
     confidence = CONFIDENCE[best.source] + 0.05 * len(agree) - 0.2 * bool(against)
     confidence = round(min(1.0, max(0.05, confidence)), 2)
     return Resolution(
-        published=best.utc, source=best.source, confidence=confidence, local=best.local,
+        published=best.utc, source=best.source, confidence=confidence, local=local,
         modified=modified, candidates=tuple(cands), rejected=rejected,
     )
 
