@@ -487,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--limit", type=int, default=0, help="pages per set, spread evenly (0: all)")
     ap.add_argument("--quick", action="store_true",
-                    help="40 pages of each set, spread evenly (make bench)")
+                    help="30 pages of each set, spread evenly (make bench)")
     ap.add_argument("--sets", default="04,06,08,12")
     ap.add_argument("--details", action="store_true", help="list the pages with a wrong or missing date")
     ap.add_argument("--charset", action="store_true",
@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpus missing: {args.corpus / SET04}", file=sys.stderr)
         return 2
     if args.quick:
-        args.limit = args.limit or 40
+        args.limit = args.limit or 30
     wanted = [s.strip() for s in args.sets.split(",") if s.strip()]
     sets = {k: _sample(v, args.limit) for k, v in all_items(args.corpus).items() if k in wanted}
     pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
