@@ -10,10 +10,10 @@ evaluation set):
 
 * Body text: trafilatura (Barbaresi 2021, https://trafilatura.readthedocs.io) ``bare_extraction``
   without metadata; reader comments are extracted apart (``include_comments=True``, as
-  trafilatura's default) so their sections leave the main text, then discarded. Presets (``mode``) compared: ``default`` (chosen: set 04
-  token F1 0.945 mean / 0.970 median, set 06 snippet F1 0.913), ``precision`` (0.948 / 0.976,
-  but set 06 F1 0.894 as its recall drops to 0.887), ``recall`` (0.938, 0.895), ``fast``
-  (0.935, 0.892).
+  trafilatura's default) so their sections leave the main text, then discarded. Presets
+  (``mode``) compared: ``default`` (chosen: set 04 token F1 0.945 mean / 0.970 median, set 06
+  snippet F1 0.913), ``precision`` (0.948 / 0.976, but set 06 F1 0.894 as its recall drops to
+  0.887), ``recall`` (0.938, 0.895), ``fast`` (0.935, 0.892).
 * Published time: :func:`newscrawl.algorithms.pubdate.resolve_dates` (JSON-LD, Open Graph,
   microdata, meta, ``<time>``, a byline timestamp, the URL, htmldate's extensive search, the
   crawl's feed / sitemap dates, bounded by ``fetched_at``), returned with its source, its
