@@ -19,15 +19,19 @@ source         conf  where
 ``meta``       0.80  Dublin Core (``dc.date.issued``, ``dcterms.created`` ...), ``pubdate``,
                      ``parsely-pub-date``, ``sailthru.date`` and similar ``<meta>`` names
 ``time``       0.75  ``<time datetime>`` marked as the publication (``pubdate`` attribute,
-                     ``itemprop``, a class naming publish/date); other ``<time>``: 0.55
-``text``       0.58  the first date *with a time of day* in the page's visible text
-                     (``2005-04-05 06:40``, ``2005年4月5日 06:40``), the byline form of pages
-                     without markup dates
+                     ``itemprop``, a class naming publish/date); other ``<time>``
+                     (``time_other``): 0.55
 ``url``        0.60  a full date in the URL path (``/2024/09/30/``, ``/2024-09-30/``,
                      ``/20240930/``, ``/2020-02/19/``); day precision
+``text``       0.58  the first date *with a time of day* in the page's visible text
+                     (``2005-04-05 06:40``, ``2005年4月5日 06:40``, US ``9/17/2004 5:54:13 AM``
+                     read month first): the byline of pages without markup dates
 ``htmldate``   0.50  htmldate's extensive search (Barbaresi 2020, JOSS 5(51) 2439:
                      markup, then text patterns, ``original_date=True``); day precision
 =============  ====  ===========================================================================
+
+``text`` and ``htmldate`` are looked for only when no other candidate of confidence ≥ 0.8 was
+found (they cost a text scan and about 15 ms).
 
 Rules, in order:
 
@@ -346,8 +350,8 @@ def resolve_dates(
     :param sitemap_date: the news sitemap's ``news:publication_date`` for this URL.
     :param max_link_lag: how long before ``first_linked_at`` an article may be published and
         still be linked as new (seconds; default 30 days: channel pages re-link older stories).
-    :param extensive: also run htmldate's extensive search (about 15 ms per page) when no
-        markup candidate of confidence ≥ 0.8 is found.
+    :param extensive: also look for a byline timestamp and run htmldate's extensive search
+        (about 15 ms per page) when no candidate of confidence ≥ 0.8 is found.
     :returns: a :class:`Resolution` (``published is None`` when nothing usable was found).
     :raises: nothing; unparsable values are ignored.
     """
