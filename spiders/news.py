@@ -173,7 +173,7 @@ class NewsSpider(scrapy.Spider):
             content_type = (response.headers.get("Content-Type") or b"text/html").lower()
             if b"html" in content_type or response.body.lstrip()[:1] == b"<":
                 why = sniff_html(response.body)
-                if why is None:
+                if why is None or why == "empty":  # an empty page is described, not skipped
                     return False
         self.crawler.stats.inc_value("newscrawl/spider/skipped_non_html")
         if why is not None:
