@@ -132,3 +132,12 @@ def test_extract_article_reports_source_confidence_and_modified():
     assert res["published"] == datetime(2024, 4, 22, 15, 26, 46, 863186, tzinfo=UTC)  # publishing_date
     assert res["published_source"] == "jsonld" and res["published_confidence"] >= 0.95
     assert res["modified"] is None or res["modified"] >= res["published"]
+
+
+def test_a_utc_time_is_shown_in_the_offset_the_page_gives_elsewhere():
+    # nachrichten.at (set 06) writes datePublished in UTC; the page's day is the next one in +02:00
+    tree = _tree('<meta property="article:published_time" content="2019-10-19T00:04:00+02:00">')
+    res = resolve_dates(tree, "https://example.at/a", ld={"datePublished": "2019-10-18T22:04:00Z"},
+                        extensive=False)
+    assert res.source == "jsonld" and res.published == datetime(2019, 10, 18, 22, 4, tzinfo=UTC)
+    assert res.local.isoformat() == "2019-10-19T00:04:00+02:00"
