@@ -1,30 +1,47 @@
-"""Extraction quality of newscrawl.algorithms.extraction against the shared corpus ground truth.
+"""Extraction quality of the crawl path against the shared corpus ground truth.
 
 Usage (from the repository root)::
 
-    .venv/bin/python benchmarks/extraction_quality.py [--modes default,precision,recall,fast]
-        [--jobs N] [--corpus ../shared/corpus] [--limit N]
-    .venv/bin/python benchmarks/extraction_quality.py --quick   # default preset, 60 pages per set
+    .venv/bin/python benchmarks/extraction_quality.py [--jobs N] [--corpus ../shared/corpus]
+        [--limit N] [--mode default] [--details] [--charset]
+    .venv/bin/python benchmarks/extraction_quality.py --quick   # make bench: a sample of each set
 
-Set 04 (``04_fundus_multilingual_articles_gt``, 258 fundus golden articles): each publisher's
-``<Publisher>.json`` holds entries ``V1``, ``V1_1``, ``V2`` ... in the order of the publisher's
-``<Publisher>_<YYYY_MM_DD>.html.gz`` pages sorted by date (checked: equal counts for every
-publisher, and each entry's body best matches its own page); ``meta.info`` gives each page's URL.
-Measured per preset: title exact match (whitespace-normalised) and lenient match (case, quotes,
-dashes), body token F1 against the ground-truth sections, the share of pages passing
-:func:`newscrawl.algorithms.textcompare.body_matches`, published-time matches (same instant to
-the second, and same UTC calendar day), authors (same list), language found, µs/page.
+What is measured is the crawl path's own objects: the raw page bytes go into a Scrapy
+``HtmlResponse`` (``Content-Type: text/html``, no charset: the corpus has no headers), through
+:class:`middlewares.charset.CharsetMiddleware`, and ``response.text`` into
+:func:`newscrawl.algorithms.extraction.extract_article` with the time the crawl fetched the page
+where the set records it (set 04's ``crawl_date``). Next to it, on the same bytes:
+*trafilatura alone* (``trafilatura.bare_extraction`` of the raw bytes, its own decoding and
+metadata, htmldate's extensive search included) and *htmldate alone* (``htmldate.find_date`` of
+the raw bytes, ``extensive_search=True, original_date=True``).
 
-Set 06 (``06_trafilatura_eval``): per page, snippets that must / must not occur in the text;
-reported as trafilatura's evaluation does: precision, recall, F1 and accuracy over snippets.
-Pages are decoded from bytes as the crawler decodes them: a Scrapy ``HtmlResponse``
-(``Content-Type: text/html``, no charset: the corpus has no headers) passed through
-:class:`middlewares.charset.CharsetMiddleware`, then ``response.text`` — what the ``news`` spider
-hands :func:`~newscrawl.algorithms.extraction.extract_article`, whose ``default`` preset is the
-one the spider uses.
+Sets (ground truth read in place, never copied):
 
-The figures of the first preset print in the ``figure <name>: <value>`` format of
-``benchmarks/_targets.py`` (no targets are set for them; the README has the last full run's).
+* 04 ``04_fundus_multilingual_articles_gt``: 258 fundus pages; title, body sections,
+  ``publishing_date``; body = token F1 against the sections' paragraphs.
+* 06 ``06_trafilatura_eval``: 131 pages; snippets that must / must not be in the text
+  (body = snippet F1 pooled over the set, as trafilatura's evaluation does), title, date.
+* 08 ``08_newspaper4k_testdata``: the article pages with ``metadata/*.json`` (title,
+  ``publish_date``) and ``txt/*.txt`` (body); ``test_urls_pubdate.txt`` labels whether a URL
+  carries its date (checked against the resolver's URL reading).
+* 12 ``12_zh-content-extraction_gbk_raw``: raw GBK / UTF-8 Chinese pages (the corpus wrapper
+  line removed), ``cleaned/`` body, ``date/`` publication time (year-only labels skipped).
+
+Dates: *same day* compares the day as the page states it. A ground-truth value with a UTC offset
+is compared in that offset (a date-only answer by its date); a value without offset is the local
+wall clock of the page, compared with the local date of our answer (the offset the page gave),
+or matched when some real UTC offset maps our instant onto it to the minute. *Wrong* = a date
+given that is not the same day; *missing* = no date. Rates are over the pages with a day-precise
+ground-truth date.
+
+Charset: every page of set 12 and of set 06's ``eval_selected/`` is decoded by the crawl path
+with no HTTP charset and with each wrong one of ``iso-8859-1``, ``windows-1251``, ``utf-8``,
+``gbk``; a page fails when its text holds more U+FFFD than the right decoding or misses a
+ground-truth probe (non-ASCII snippets of 06, lines of 12's ``cleaned/``) that the right decoding
+shows. The right decoding is the one of several candidate codecs that shows the most probes
+(a benchmark oracle from the ground truth, never used by the product).
+
+Targets print as ``target <name>: <value> <op> <threshold>: met|NOT met`` (``benchmarks/_targets.py``).
 """
 
 from __future__ import annotations
@@ -37,22 +54,20 @@ import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 
-from _targets import figure  # noqa: E402
+from _targets import figure, target  # noqa: E402
 from middlewares.charset import CharsetMiddleware  # noqa: E402
 from newscrawl.algorithms.charset import decode_html  # noqa: E402
 from newscrawl.algorithms.extraction import MODES, extract_article, parse_datetime  # noqa: E402
 from newscrawl.algorithms.textcompare import (  # noqa: E402
     body_matches,
-    gt_paragraphs,
     normalize_space,
-    paragraph_prefixes_found,
     title_matches,
     token_f1,
 )
@@ -60,6 +75,12 @@ from newscrawl.algorithms.textcompare import (  # noqa: E402
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
 SET04 = "04_fundus_multilingual_articles_gt"
 SET06 = "06_trafilatura_eval"
+SET08 = "08_newspaper4k_testdata"
+SET12 = "12_zh-content-extraction_gbk_raw"
+TOOLS = ("newscrawl", "trafilatura", "htmldate")
+WRONG_HEADERS = ("", "iso-8859-1", "windows-1251", "utf-8", "gbk")
+ORACLE_CODECS = ("utf-8", "gb18030", "cp1252", "cp1251", "koi8_r", "cp932", "euc_jp", "cp949",
+                 "big5hkscs")
 
 
 def _version_key(key: str) -> list[int]:
@@ -70,9 +91,11 @@ def load_set04(corpus: Path) -> list[dict[str, Any]]:
     """Ground-truth entries of set 04 with their page path and URL (see module docstring)."""
     base = corpus / SET04
     urls: dict[Path, str] = {}
+    crawled: dict[Path, str] = {}
     for info in base.glob("*/meta.info"):
         for name, meta in json.loads(info.read_text(encoding="utf-8")).items():
             urls[info.parent / name] = meta["url"]
+            crawled[info.parent / name] = meta.get("crawl_date") or ""
     items = []
     for gt_file in sorted(base.glob("*/*.json")):
         publisher = gt_file.stem
@@ -85,6 +108,7 @@ def load_set04(corpus: Path) -> list[dict[str, Any]]:
             raise SystemExit(f"{gt_file}: {len(keys)} entries but {len(pages)} pages")
         for key, page in zip(keys, pages):
             items.append({"path": page, "url": urls.get(page, ""), "key": key,
+                          "crawl_date": crawled.get(page, ""),
                           "gt": entries[key], "country": gt_file.parent.name})
     return items
 
@@ -112,102 +136,299 @@ def _gt_datetime(value: str | None) -> datetime | None:
         return parse_datetime(value)
 
 
-# UTC offsets in use (quarter hours from -12:00 to +14:00).
+def load_set08(corpus: Path) -> list[dict[str, Any]]:
+    """Article pages of set 08 that have ``metadata/<name>.json``."""
+    base = corpus / SET08
+    items = []
+    for meta_file in sorted((base / "metadata").glob("*.json")):
+        page = base / "html" / f"{meta_file.stem}.html"
+        if not page.is_file():
+            continue
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        txt = base / "txt" / f"{meta_file.stem}.txt"
+        body = txt.read_text(encoding="utf-8") if txt.is_file() else (meta.get("text") or "")
+        when = meta.get("publish_date")
+        items.append({"set": "08", "path": page, "url": meta.get("url") or "",
+                      "title": meta.get("title") or None, "body": body,
+                      "date": None if when in (None, "None", "") else when})
+    return items
+
+
+def load_set12(corpus: Path) -> list[dict[str, Any]]:
+    base = corpus / SET12
+    urls = {}
+    for line in (base / "url_map.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        parts = line.split("\t")
+        if len(parts) >= 2:
+            urls[parts[0]] = parts[1] if "://" in parts[1] else ""
+    items = []
+    for page in sorted((base / "original").glob("*.html")):
+        stem = page.stem
+        cleaned = base / "cleaned" / f"{stem}.txt"
+        when_file = base / "date" / f"{stem}.txt"
+        when = when_file.read_text(encoding="utf-8", errors="replace").strip() if when_file.is_file() else ""
+        items.append({"set": "12", "path": page, "url": urls.get(f"original/{page.name}", ""),
+                      "title": None,
+                      "body": cleaned.read_text(encoding="utf-8", errors="replace")
+                      if cleaned.is_file() else "",
+                      "date": when if re.match(r"^\d{4}-\d{1,2}-\d{1,2}", when) else None})
+    return items
+
+
+def pubdate_url_labels(corpus: Path) -> list[tuple[bool, str]]:
+    """(URL carries its date, URL) of set 08's ``test_urls_pubdate.txt``."""
+    path = corpus / SET08 / "test_urls_pubdate.txt"
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        label, _, url = line.strip().partition(" ")
+        if url:
+            out.append((label == "1", url.strip()))
+    return out
+
+
+def all_items(corpus: Path) -> dict[str, list[dict[str, Any]]]:
+    items04 = [{"set": "04", "path": it["path"], "url": it["url"], "title": it["gt"].get("title"),
+                "body04": it["gt"].get("body") or {}, "date": it["gt"].get("publishing_date"),
+                "fetched_at": it.get("crawl_date")} for it in load_set04(corpus)]
+    items06 = [{"set": "06", "path": it["path"], "url": it["url"], "title": it["gt"].get("title"),
+                "with": [s for s in it["gt"].get("with", []) if s],
+                "without": [s for s in it["gt"].get("without", []) if s],
+                "date": it["gt"].get("date")} for it in load_set06(corpus)]
+    return {"04": items04, "06": items06, "08": load_set08(corpus), "12": load_set12(corpus)}
+
+
+def _read(path: Path) -> bytes:
+    raw = path.read_bytes()
+    raw = gzip.decompress(raw) if path.suffix == ".gz" else raw
+    if raw.startswith(b"<text id="):  # set 12 corpus wrapper line, not part of the page
+        raw = raw.split(b"\n", 1)[1] if b"\n" in raw else b""
+    return raw
+
+
+def _gt_when(value: str | None) -> tuple[datetime | None, bool]:
+    """(ground-truth value, date only) — naive values keep no tzinfo."""
+    if not value:
+        return None, False
+    text = str(value).strip()
+    m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", text)
+    if m:
+        return datetime(int(m[1]), int(m[2]), int(m[3])), True
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        try:
+            from dateutil import parser as du_parser
+
+            dt = du_parser.parse(text)
+        except (ValueError, OverflowError):
+            return None, False
+    only = dt.tzinfo is None and dt.hour == dt.minute == dt.second == 0
+    return dt, only
+
+
 _OFFSETS = [timedelta(minutes=15 * q) for q in range(-48, 57)]
 
 
-def date_match(ours: datetime | None, gt: datetime | None) -> tuple[bool, bool]:
-    """(same instant to the second, same calendar day) of our UTC value and a GT value.
+def same_day(value: datetime | date | None, gt: datetime | None, *, value_date_only: bool) -> bool:
+    """Does ``value`` name the day ``gt`` names (see the module docstring)?
 
-    An aware GT value is compared as an instant. A naive GT value is a local wall-clock time
-    whose offset fundus did not know: it matches when some real UTC offset maps our instant
-    onto it (a naive midnight is a bare date: only the day is compared).
+    ``value``: an aware datetime in the offset the page gave, a naive local datetime, or a date
+    (``value_date_only``).
     """
-    if ours is None or gt is None:
-        return False, False
-    ours = ours.astimezone(timezone.utc).replace(microsecond=0)
+    if value is None or gt is None:
+        return False
+    if value_date_only or not isinstance(value, datetime):
+        day = value.date() if isinstance(value, datetime) else value
+        return day == gt.date()
     if gt.tzinfo is not None:
-        gt_utc = gt.astimezone(timezone.utc)
-        return ours == gt_utc.replace(microsecond=0), ours.date() == gt_utc.date()
-    gt = gt.replace(microsecond=0)
-    local = [(ours + off).replace(tzinfo=None) for off in _OFFSETS]
-    day = any(t.date() == gt.date() for t in local)
-    if gt.hour == gt.minute == gt.second == 0:
-        return day, day
-    return any(t == gt for t in local), day
+        if value.tzinfo is None:
+            return value.date() == gt.date()
+        return value.astimezone(gt.tzinfo).date() == gt.date()
+    if value.date() == gt.date():
+        return True
+    if value.tzinfo is None or gt.hour == gt.minute == 0:
+        return False
+    instant = value.astimezone(timezone.utc).replace(second=0, microsecond=0, tzinfo=None)
+    wall = gt.replace(second=0, microsecond=0)
+    return any(instant + off == wall for off in _OFFSETS)
 
 
-def crawl_text(body: bytes, url: str) -> str:
+def crawl_text(body: bytes, url: str, content_type: str = "text/html") -> str:
     """The text the ``news`` spider extracts from: Scrapy's decoding after the charset middleware."""
     from scrapy.http import HtmlResponse, Request
 
-    request = Request(url)
-    response = HtmlResponse(url, body=body, headers={"Content-Type": "text/html"}, request=request)
+    request = Request(url if url.startswith(("http://", "https://")) else "http://example.invalid/")
+    response = HtmlResponse(request.url, body=body, headers={"Content-Type": content_type},
+                            request=request)
     return CharsetMiddleware(stats=None).process_response(request, response).text
 
 
-def _run(html: str, url: str, variant: str, details: dict[str, Any] | None = None
-         ) -> tuple[dict[str, Any], float]:
-    """``variant`` is a preset name of extraction.MODES."""
-    t0 = time.perf_counter()
-    res = extract_article(html, url, mode=variant, _details=details)
-    return res, time.perf_counter() - t0
+def _fetched_at(value: Any) -> datetime | None:
+    if not value:
+        return None
+    dt = parse_datetime(str(value))  # fundus crawl_date: naive UTC
+    return dt
 
 
-def eval04(args: tuple[dict[str, Any], str, bool]) -> dict[str, Any]:
-    item, mode, with_trafilatura_date = args
-    html = crawl_text(_read(item["path"]), item["url"])
+def run_newscrawl(raw: bytes, item: dict[str, Any], mode: str) -> dict[str, Any]:
+    html = crawl_text(raw, item["url"])
     details: dict[str, Any] = {}
-    res, elapsed = _run(html, item["url"], mode, details)
-    gt = item["gt"]
-    body = gt.get("body") or {}
-    ok, f1 = body_matches(res["text"], body)
-    prefixes_ok = not paragraph_prefixes_found(res["text"], gt_paragraphs(body))
-    f1_with_summary = token_f1(res["text"], "\n".join(
-        gt_paragraphs(body, headlines=True, summary=True)))[2]
-    gt_dt = _gt_datetime(gt.get("publishing_date"))
-    ours = res["published"]
-    traf_dt = None
-    if with_trafilatura_date:  # trafilatura's own date (htmldate, extensive search), for comparison
-        from trafilatura import extract_metadata
-
-        traf_date = extract_metadata(html, item["url"]).date
-        traf_dt = parse_datetime(traf_date) if traf_date else None
-    cand = details.get("title_candidates", {})
-    return {
-        "path": str(item["path"]),
-        "seconds": elapsed,
-        "title": title_matches(res["title"], gt.get("title")),
-        "title_lenient": title_matches(res["title"], gt.get("title"), lenient=True),
-        "title_sources": {k: title_matches(v, gt.get("title")) for k, v in cand.items()},
-        "f1": f1,
-        "f1_with_summary": f1_with_summary,
-        "body_ok": ok,
-        "prefixes_ok": prefixes_ok,
-        "has_gt_date": gt_dt is not None,
-        "date_second": date_match(ours, gt_dt)[0],
-        "date_day": date_match(ours, gt_dt)[1],
-        "traf_date_day": date_match(traf_dt, gt_dt)[1],
-        "traf_date_second": date_match(traf_dt, gt_dt)[0],
-        "aware": ours is None or (ours.tzinfo is not None and ours.utcoffset().total_seconds() == 0),
-        "authors": [normalize_space(a) for a in res["authors"]]
-        == [normalize_space(a) for a in gt.get("authors") or []],
-        "language": res["language"] is not None,
-    }
+    res = extract_article(html, item["url"], mode=mode, fetched_at=_fetched_at(item.get("fetched_at")),
+                          _details=details)
+    local = details.get("published_local", res["published"])
+    return {"text": res["text"], "title": res["title"], "date": local,
+            "date_only": bool(details.get("published_date_only")),
+            "source": res.get("published_source")}
 
 
-def eval06(args: tuple[dict[str, Any], str]) -> dict[str, Any]:
+def run_trafilatura(raw: bytes, item: dict[str, Any]) -> dict[str, Any]:
+    from trafilatura import bare_extraction
+
+    try:
+        doc = bare_extraction(raw, url=item["url"] or None, with_metadata=True)
+    except Exception:  # noqa: BLE001 - a failure of the library is its result
+        doc = None
+    if doc is None:
+        return {"text": "", "title": None, "date": None, "date_only": True}
+    d = doc if isinstance(doc, dict) else doc.as_dict()
+    return {"text": d.get("text") or "", "title": d.get("title"), "date": _ymd(d.get("date")),
+            "date_only": True}
+
+
+def run_htmldate(raw: bytes, item: dict[str, Any]) -> dict[str, Any]:
+    from htmldate import find_date
+
+    try:
+        found = find_date(raw, url=item["url"] or None, extensive_search=True, original_date=True)
+    except Exception:  # noqa: BLE001
+        found = None
+    return {"text": None, "title": None, "date": _ymd(found), "date_only": True}
+
+
+def _ymd(value: Any) -> date | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
+
+
+def _body_score(item: dict[str, Any], text: str) -> dict[str, float]:
+    if item["set"] == "04":
+        return {"f1": body_matches(text, item["body04"])[1]}
+    if item["set"] == "06":
+        norm = normalize_space(text)
+        tp = sum(normalize_space(s) in norm for s in item["with"])
+        fp = sum(normalize_space(s) in norm for s in item["without"])
+        return {"tp": tp, "fn": len(item["with"]) - tp, "fp": fp}
+    return {"f1": token_f1(text, item["body"])[2]}
+
+
+def evaluate(args: tuple[dict[str, Any], str]) -> dict[str, Any]:
+    """Every tool on one page: {tool: {body..., title, day, wrong, seconds}}."""
     item, mode = args
-    html = crawl_text(_read(item["path"]), item["url"])
-    res, elapsed = _run(html, item["url"], mode)
-    text = normalize_space(res["text"])
-    gt = item["gt"]
-    with_ = [s for s in gt.get("with", []) if s]
-    without = [s for s in gt.get("without", []) if s]
-    tp = sum(normalize_space(s) in text for s in with_)
-    fp = sum(normalize_space(s) in text for s in without)
-    return {"seconds": elapsed, "tp": tp, "fn": len(with_) - tp, "fp": fp,
-            "tn": len(without) - fp, "empty": not text}
+    raw = _read(item["path"])
+    gt_date, _gt_only = _gt_when(item.get("date"))
+    out: dict[str, Any] = {"path": str(item["path"]), "set": item["set"], "has_date": gt_date is not None,
+                           "has_title": bool(item.get("title"))}
+    for tool in TOOLS:
+        t0 = time.perf_counter()
+        if tool == "newscrawl":
+            res = run_newscrawl(raw, item, mode)
+        elif tool == "trafilatura":
+            res = run_trafilatura(raw, item)
+        else:
+            res = run_htmldate(raw, item)
+        row: dict[str, Any] = {"seconds": time.perf_counter() - t0}
+        if res["text"] is not None:
+            row.update(_body_score(item, res["text"]))
+            row["title"] = title_matches(res["title"], item.get("title")) if item.get("title") else None
+        ok = same_day(res["date"], gt_date, value_date_only=res["date_only"])
+        row["day"] = ok
+        row["wrong"] = res["date"] is not None and not ok
+        row["given"] = str(res["date"]) if res["date"] is not None else None
+        row["source"] = res.get("source")
+        out[tool] = row
+    out["gt_date"] = item.get("date")
+    return out
+
+
+def _set_summary(rows: list[dict[str, Any]], tool: str) -> dict[str, float]:
+    dated = [r for r in rows if r["has_date"]]
+    titled = [r for r in rows if r["has_title"] and r[tool].get("title") is not None]
+    out = {"pages": len(rows), "dated": len(dated)}
+    if dated:
+        out["day"] = sum(r[tool]["day"] for r in dated) / len(dated)
+        out["wrong"] = sum(r[tool]["wrong"] for r in dated) / len(dated)
+        out["missing"] = sum(r[tool]["given"] is None for r in dated) / len(dated)
+    if rows and "tp" in rows[0][tool]:
+        tp = sum(r[tool]["tp"] for r in rows)
+        fp = sum(r[tool]["fp"] for r in rows)
+        fn = sum(r[tool]["fn"] for r in rows)
+        p = tp / (tp + fp) if tp + fp else 0.0
+        rc = tp / (tp + fn) if tp + fn else 0.0
+        out["f1"] = 2 * p * rc / (p + rc) if p + rc else 0.0
+    elif rows and "f1" in rows[0][tool]:
+        out["f1"] = statistics.fmean(r[tool]["f1"] for r in rows)
+    if titled:
+        out["title"] = sum(r[tool]["title"] for r in titled) / len(titled)
+    out["ms"] = 1000 * statistics.fmean(r[tool]["seconds"] for r in rows) if rows else 0.0
+    return out
+
+
+# --- charset -----------------------------------------------------------------------------------
+
+
+def _page_text(html: str) -> str:
+    from lxml import html as lxml_html
+
+    try:
+        tree = lxml_html.document_fromstring(html.replace("\x00", ""))
+    except Exception:  # noqa: BLE001
+        return normalize_space(html)
+    for bad in tree.xpath("//script|//style"):
+        bad.drop_tree()
+    return normalize_space(tree.text_content())
+
+
+def _probes(item: dict[str, Any]) -> list[str]:
+    if item["set"] == "06":
+        cands = item["with"]
+    else:
+        cands = [line[:16] for line in item["body"].splitlines()]
+    out = []
+    for s in cands:
+        s = normalize_space(s)
+        if any(ord(c) > 127 for c in s):
+            out.append(s)
+    return out[:8]
+
+
+def charset_check(item: dict[str, Any]) -> dict[str, Any]:
+    """Failures of the crawl path's decoding of one page under each header of WRONG_HEADERS."""
+    raw = _read(item["path"])
+    probes = _probes(item)
+    best = None
+    for codec in ORACLE_CODECS:
+        text = raw.decode(codec, "replace")
+        page = _page_text(text)
+        found = [p for p in probes if p in page]
+        key = (len(found), -page.count("\ufffd"))
+        if best is None or key > best[0]:
+            best = (key, codec, found, page.count("\ufffd"))
+    assert best is not None
+    _key, codec, valid, fffd = best
+    fails = {}
+    for header in WRONG_HEADERS:
+        ctype = "text/html" + (f"; charset={header}" if header else "")
+        text = crawl_text(raw, item["url"], ctype)
+        page = _page_text(text)
+        missing = [p for p in valid if p not in page]
+        extra = page.count("\ufffd") - fffd
+        if missing or extra > 0:
+            fails[header or "none"] = f"{len(missing)} probes missing, {max(extra, 0)} extra U+FFFD"
+    return {"path": str(item["path"]), "truth": codec, "probes": len(valid), "fails": fails}
 
 
 def charset_timing(corpus: Path, repeat: int = 5) -> None:
@@ -250,18 +471,25 @@ def _pct(values: list[bool]) -> str:
     return f"{100 * sum(values) / len(values):5.1f}%" if values else "  n/a"
 
 
+def _sample(items: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """``n`` items spread evenly over the list (every publisher / site kind gets a share)."""
+    if not n or len(items) <= n:
+        return items
+    step = len(items) / n
+    return [items[int(i * step)] for i in range(n)]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument("--modes", default=",".join(MODES),
-                    help="comma-separated presets (keys of extraction.MODES); the first one "
-                    "also gets the title-source and trafilatura-date comparisons")
-    ap.add_argument("--jobs", type=int, default=1,
-                    help="worker processes (timings are per page either way)")
-    ap.add_argument("--limit", type=int, default=0, help="pages per set (0: all)")
+    ap.add_argument("--mode", default="default", choices=sorted(MODES),
+                    help="newscrawl's trafilatura preset (extraction.MODES)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--limit", type=int, default=0, help="pages per set, spread evenly (0: all)")
     ap.add_argument("--quick", action="store_true",
-                    help="the default preset on the first 60 pages of each set (make bench)")
-    ap.add_argument("--details", action="store_true", help="list set-04 pages failing the rule")
+                    help="30 pages of each set, spread evenly (make bench)")
+    ap.add_argument("--sets", default="04,06,08,12")
+    ap.add_argument("--details", action="store_true", help="list the pages with a wrong or missing date")
     ap.add_argument("--charset", action="store_true",
                     help="also time charset.detect_encoding / decode_html on every corpus page")
     args = ap.parse_args(argv)
@@ -269,94 +497,99 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpus missing: {args.corpus / SET04}", file=sys.stderr)
         return 2
     if args.quick:
-        args.modes, args.limit = "default", args.limit or 60
-    items04 = load_set04(args.corpus)
-    items06 = load_set06(args.corpus)
-    if args.limit:
-        items04, items06 = items04[: args.limit], items06[: args.limit]
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+        args.limit = args.limit or 30
+    wanted = [s.strip() for s in args.sets.split(",") if s.strip()]
+    sets = {k: _sample(v, args.limit) for k, v in all_items(args.corpus).items() if k in wanted}
     pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
     run = pool.map if pool else map
-    rows = []
-    sources_rows = []
-    for mode in modes:
-        r04 = list(run(eval04, [(it, mode, mode == modes[0]) for it in items04]))
-        r06 = list(run(eval06, [(it, mode) for it in items06]))
-        dated = [r for r in r04 if r["has_gt_date"]]
-        tp = sum(r["tp"] for r in r06)
-        fn = sum(r["fn"] for r in r06)
-        fp = sum(r["fp"] for r in r06)
-        tn = sum(r["tn"] for r in r06)
-        prec = tp / (tp + fp) if tp + fp else 0.0
-        rec = tp / (tp + fn) if tp + fn else 0.0
-        secs = [r["seconds"] for r in r04 + r06]
-        rows.append({
-            "mode": mode,
-            "title": _pct([r["title"] for r in r04]),
-            "title~": _pct([r["title_lenient"] for r in r04]),
-            "F1 mean": f"{statistics.fmean(r['f1'] for r in r04):.3f}",
-            "F1 med": f"{statistics.median(r['f1'] for r in r04):.3f}",
-            "F1+sum": f"{statistics.fmean(r['f1_with_summary'] for r in r04):.3f}",
-            "F1>=.9": _pct([r["f1"] >= 0.9 for r in r04]),
-            "prefix": _pct([r["prefixes_ok"] for r in r04]),
-            "rule": _pct([r["body_ok"] for r in r04]),
-            "date=": _pct([r["date_second"] for r in dated]),
-            "day=": _pct([r["date_day"] for r in dated]),
-            "authors": _pct([r["authors"] for r in r04]),
-            "lang": _pct([r["language"] for r in r04]),
-            "06 P": f"{prec:.3f}",
-            "06 R": f"{rec:.3f}",
-            "06 F1": f"{2 * prec * rec / (prec + rec) if prec + rec else 0:.3f}",
-            "06 acc": f"{(tp + tn) / (tp + tn + fp + fn):.3f}",
-            "ms/page": f"{1000 * statistics.fmean(secs):.1f}",
-        })
-        if mode == modes[0]:
-            first = (r04, r06, prec, rec)
-            for src in ("ld", "og", "twitter", "h1", "title"):
-                sources_rows.append((src, _pct([r["title_sources"].get(src, False) for r in r04])))
-            traf_day = _pct([r["traf_date_day"] for r in dated])
-            traf_sec = _pct([r["traf_date_second"] for r in dated])
-            aware = all(r["aware"] for r in r04)
-            failing = [r for r in r04 if not r["body_ok"]]
+    results: dict[str, list[dict[str, Any]]] = {}
+    for name, items in sets.items():
+        results[name] = list(run(evaluate, [(it, args.mode) for it in items]))
+    every = all_items(args.corpus)
+    charset_items = [it for k in ("06", "12") if k in wanted for it in every[k]
+                     if k == "12" or "eval_selected" in str(it["path"])]
+    checks = list(run(charset_check, charset_items))
     if pool:
         pool.shutdown()
-    print(f"set 04: {len(items04)} pages ({len([1 for r in r04 if r['has_gt_date']])} with a "
-          f"GT date); set 06: {len(items06)} pages; corpus {args.corpus}")
-    headers = list(rows[0])
-    widths = [max(len(h), *(len(str(r[h])) for r in rows)) for h in headers]
-    print("  ".join(h.rjust(w) for h, w in zip(headers, widths)))
-    for r in rows:
-        print("  ".join(str(r[h]).rjust(w) for h, w in zip(headers, widths)))
-    print(f"\ntitle source alone, site suffixes stripped ({modes[0]}): "
-          + ", ".join(f"{s} {v}" for s, v in sources_rows))
-    print(f"trafilatura's own date ({modes[0]}): same UTC day {traf_day}, same second {traf_sec}; "
-          f"ours: every published value UTC-aware: {aware}")
-    r04, r06, prec, rec = first
-    dated = [r for r in r04 if r["has_gt_date"]]
-    size = f"({modes[0]}; {len(r04)} set-04 pages)"
-    full = not args.limit  # the README's figures are of every page
-    figure(f"extraction title exact {size}", 100 * sum(r["title"] for r in r04) / len(r04), digits=1,
-           note="% (README: 83.7 %)" if full else "%")
-    figure(f"extraction body token F1 mean {size}", statistics.fmean(r["f1"] for r in r04),
-           note="(README: 0.945)" if full else "")
-    figure(f"extraction pages with F1 >= 0.9 {size}", 100 * sum(r["f1"] >= 0.9 for r in r04) / len(r04),
-           digits=1, note="% (README: 87.6 %)" if full else "%")
-    if dated:
-        figure(f"extraction published time equal {size}",
-               100 * sum(r["date_second"] for r in dated) / len(dated), digits=1,
-               note="% (README: 95.7 %)" if full else "%")
-    figure(f"extraction set 06 snippet precision ({modes[0]}; {len(r06)} pages)", prec,
-           note="(README: 0.892)" if full else "")
-    figure(f"extraction set 06 snippet recall ({modes[0]}; {len(r06)} pages)", rec,
-           note="(README: 0.934)" if full else "")
+
+    print(f"corpus {args.corpus}; newscrawl preset {args.mode}; "
+          + ", ".join(f"set {k}: {len(v)} pages ({sum(r['has_date'] for r in v)} with a day-precise date)"
+                      for k, v in results.items()))
+    header = f"{'set':4s} {'tool':12s} {'body F1':>8s} {'title':>6s} {'day=':>6s} {'wrong':>6s} {'missing':>7s} {'ms/page':>8s}"
+    print(header)
+    summaries: dict[tuple[str, str], dict[str, float]] = {}
+    all_rows = [r for rows in results.values() for r in rows]
+    for name in [*results, "all"]:
+        rows = all_rows if name == "all" else results[name]
+        for tool in TOOLS:
+            s = _set_summary(rows, tool) if name != "all" else _overall(results, tool)
+            summaries[(name, tool)] = s
+            print(f"{name:4s} {tool:12s} {_fmt(s.get('f1'), 3):>8s} {_fmt(s.get('title')):>6s} "
+                  f"{_fmt(s.get('day')):>6s} {_fmt(s.get('wrong')):>6s} {_fmt(s.get('missing')):>7s} "
+                  f"{s['ms']:8.1f}")
+    src_counts: dict[str, int] = {}
+    for r in all_rows:
+        key = r["newscrawl"].get("source") or "none"
+        src_counts[key] = src_counts.get(key, 0) + 1
+    print("newscrawl published_source: " + ", ".join(f"{k} {v}" for k, v in sorted(src_counts.items())))
+
+    size = "quick" if args.limit else "full"
+    for name in results:
+        ours = summaries[(name, "newscrawl")]
+        if "day" in ours:
+            best = max(summaries[(name, t)].get("day", 0.0) for t in ("trafilatura", "htmldate"))
+            if name in ("04", "06", "08"):
+                target(f"extraction_quality date same-day set {name} ({size})", ours["day"], ">=", 0.90)
+            target(f"extraction_quality date same-day set {name} minus best of trafilatura/htmldate "
+                   f"({size})", ours["day"] - best, ">=", 0.0)
+        if "f1" in ours:
+            target(f"extraction_quality body F1 set {name} ({size})", ours["f1"], ">=", 0.96, digits=3)
+            target(f"extraction_quality body F1 set {name} minus trafilatura alone ({size})",
+                   ours["f1"] - summaries[(name, "trafilatura")]["f1"], ">=", 0.0, digits=3)
+        if "title" in ours:
+            figure(f"extraction_quality title exact set {name} ({size})", ours["title"],
+                   note=f"(trafilatura alone {summaries[(name, 'trafilatura')].get('title', 0):.3f})")
+    overall = summaries[("all", "newscrawl")]
+    if "wrong" in overall:
+        target(f"extraction_quality wrong dates, all sets ({size})", overall["wrong"], "<=", 0.03, digits=3)
+    labels = pubdate_url_labels(args.corpus)
+    if labels:
+        from newscrawl.algorithms.pubdate import date_from_url
+
+        agree = sum((date_from_url(u) is not None) == lab for lab, u in labels)
+        figure("extraction_quality URL date labels of test_urls_pubdate.txt", f"{agree}/{len(labels)}")
+    if checks:
+        failing = [c for c in checks if c["fails"]]
+        target(f"extraction_quality charset pages with U+FFFD or mojibake ({len(checks)} pages of sets "
+               f"12 and 06/eval_selected x {len(WRONG_HEADERS)} headers)", len(failing), "<=", 0)
+        for c in failing:
+            print(f"  charset {Path(c['path']).name} (right: {c['truth']}, {c['probes']} probes): {c['fails']}")
+    if args.details:
+        for name, rows in results.items():
+            for r in rows:
+                if r["has_date"] and not r["newscrawl"]["day"]:
+                    print(f"  date {name} gt {r['gt_date']!s:26s} ours {r['newscrawl']['given']!s:26s} "
+                          f"({r['newscrawl']['source']}) traf {r['trafilatura']['given']} "
+                          f"htmldate {r['htmldate']['given']}  {Path(r['path']).name}")
     if args.charset:
         charset_timing(args.corpus)
-    if args.details:
-        print(f"\nset-04 pages failing body_matches ({modes[0]}):")
-        for r in sorted(failing, key=lambda r: r["f1"]):
-            print(f"  F1 {r['f1']:.3f} prefixes {'ok' if r['prefixes_ok'] else 'MISSING'}  "
-                  f"{Path(r['path']).relative_to(args.corpus)}")
     return 0
+
+
+def _overall(results: dict[str, list[dict[str, Any]]], tool: str) -> dict[str, float]:
+    """Dates over every dated page; body F1 and title as the mean of the sets' figures."""
+    rows = [r for v in results.values() for r in v]
+    base = _set_summary([{**r, tool: {k: v for k, v in r[tool].items() if k not in ("tp", "fp", "fn", "f1")}}
+                         for r in rows], tool)
+    per_set = [_set_summary(v, tool) for v in results.values() if v]
+    f1s = [s["f1"] for s in per_set if "f1" in s]
+    if f1s:
+        base["f1"] = statistics.fmean(f1s)
+    return base
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 if __name__ == "__main__":

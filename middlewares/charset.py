@@ -19,7 +19,9 @@ Stats (``newscrawl/charset/<event>``):
 * ``detected`` — responses whose encoding this middleware set;
 * ``header_overridden`` — of those, the ``Content-Type`` charset was present and distrusted;
 * ``undeclared`` — of those, nothing was declared (no BOM, header charset or ``<meta>`` Scrapy
-  would read), so Scrapy would have guessed.
+  would read), so Scrapy would have guessed;
+* ``invalid_utf8`` — UTF-8 pages with invalid byte sequences (kept UTF-8, each sequence read as
+  U+FFFD), and ``replacement_chars`` — the number of those sequences.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING
 from scrapy.http import HtmlResponse, TextResponse
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
-from newscrawl.algorithms.charset import detect_encoding
+from newscrawl.algorithms.charset import detect_encoding, invalid_utf8
 from newscrawl.components import require_enabled
 
 if TYPE_CHECKING:
@@ -73,6 +75,12 @@ class CharsetMiddleware:
             return response  # every ASCII-compatible decoder agrees
         content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
         encoding = detect_encoding(body, http_charset=content_type or None)
+        if encoding == "utf-8":
+            bad = invalid_utf8(body)
+            if bad:
+                self._inc("invalid_utf8")
+                self._inc("replacement_chars", bad)
+                logger.debug("%s: %d invalid UTF-8 sequences", response.url, bad)
         header_encoding = http_content_type_encoding(content_type)
         scrapy_encoding = (
             read_bom(body)[0] or header_encoding or html_body_declared_encoding(body)
@@ -98,6 +106,6 @@ class CharsetMiddleware:
         content_type = (response.headers.get(b"Content-Type") or b"").lower()
         return content_type.lstrip().startswith(_HTML_TYPES)
 
-    def _inc(self, event: str) -> None:
+    def _inc(self, event: str, count: int = 1) -> None:
         if self.stats is not None:
-            self.stats.inc_value(f"newscrawl/charset/{event}")
+            self.stats.inc_value(f"newscrawl/charset/{event}", count)

@@ -39,6 +39,9 @@ class ArticleItem(_PageFields):
 
     canonical_url = scrapy.Field()  # str | None
     published = scrapy.Field()  # datetime (UTC) | None
+    published_source = scrapy.Field()  # str | None: jsonld, og, meta, url, htmldate ... (pubdate.py)
+    published_confidence = scrapy.Field()  # float 0..1 | None
+    modified = scrapy.Field()  # datetime (UTC) | None: the page's own modification time
     authors = scrapy.Field()  # list[str]
     text = scrapy.Field()  # str: body text
     language = scrapy.Field()  # str | None: ISO 639-1

@@ -15,6 +15,7 @@ links into requests back to :meth:`NewsSpider.parse_node` (node links) and
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 import scrapy
@@ -27,7 +28,7 @@ from twisted.internet import threads
 from extensions.crawlstate import CrawlStateExtension
 from extensions.store import StoreExtension
 from newscrawl import meta
-from newscrawl.algorithms.extraction import extract_article
+from newscrawl.algorithms.extraction import EMPTY_FIELDS, extract_article, sniff_html
 from newscrawl.algorithms.frontier import STRATEGIES
 from newscrawl.algorithms.urls import host_of, registered_domain
 from newscrawl.crawlstate import RunClock, RunState, parse_whole_number
@@ -208,13 +209,22 @@ class NewsSpider(scrapy.Spider):
         }
 
     def _skip_non_html(self, response) -> bool:
-        """True (and counted) for responses that are not HTML: images, PDFs, feeds."""
+        """True (counted, logged) for responses that are not HTML: images, PDFs, feeds, and
+        bodies whose bytes are not HTML whatever the Content-Type says (PDF or random bytes
+        served as text/html: :func:`~newscrawl.algorithms.extraction.sniff_html`)."""
+        why = None
         if isinstance(response, TextResponse):
             content_type = (response.headers.get("Content-Type") or b"text/html").lower()
             if b"html" in content_type or response.body.lstrip()[:1] == b"<":
-                return False
+                why = sniff_html(response.body)
+                if why is None or why == "empty":  # an empty page is described, not skipped
+                    return False
         self.crawler.stats.inc_value("newscrawl/spider/skipped_non_html")
-        logger.debug("Skipping non-HTML response %s", response)
+        if why is not None:
+            self.crawler.stats.inc_value(f"newscrawl/spider/skipped_non_html/{why}")
+            logger.info("Skipping %s: served as HTML but the body is not (%s)", response.url, why)
+        else:
+            logger.debug("Skipping non-HTML response %s", response)
         return True
 
     def parse_node(self, response):
@@ -241,19 +251,23 @@ class NewsSpider(scrapy.Spider):
             stats.inc_value("newscrawl/extraction/skipped_too_large")
             logger.warning("Not extracting %s: %d bytes > NEWSCRAWL_EXTRACT_MAX_BYTES", response.url,
                            len(response.body))
-            article = {"title": None, "published": None, "authors": [], "text": "",
-                       "language": None, "canonical_url": None, "description": None}
+            article = dict(EMPTY_FIELDS, authors=[])
         else:
+            details: dict[str, Any] = {}
+            extract = partial(extract_article, response.text, response.url,
+                              fetched_at=fields["fetched_at"], _details=details)
             if self.extract_in_thread and len(response.body) > self.extract_thread_bytes:
-                article = await maybe_deferred_to_future(
-                    threads.deferToThread(extract_article, response.text, response.url))
+                article = await maybe_deferred_to_future(threads.deferToThread(extract))
             else:
-                article = extract_article(response.text, response.url)
+                article = extract()
+            if details.get("dom_flattened"):  # deeper than the parser's limit: flattened, kept
+                stats.inc_value("newscrawl/extraction/dom_flattened")
+            if details.get("dom_truncated"):
+                stats.inc_value("newscrawl/extraction/dom_truncated")
             if not article.get("text"):
                 stats.inc_value("newscrawl/extraction/empty")
             elif not article.get("title"):
                 stats.inc_value("newscrawl/extraction/no_title")
             else:
                 stats.inc_value("newscrawl/extraction/ok")
-        yield ArticleItem(kind="article", **fields, **{k: article.get(k) for k in (
-            "title", "published", "authors", "text", "language", "canonical_url", "description")})
+        yield ArticleItem(kind="article", **fields, **{k: article.get(k) for k in EMPTY_FIELDS})

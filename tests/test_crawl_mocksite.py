@@ -28,6 +28,7 @@ def test_every_article_is_stored_with_text_date_and_weight(mock_crawl):
             assert doc["title"].startswith("Kanzler trifft Minister")
             assert "Haushalt" in doc["text"]
             assert doc["published"].tzinfo is not None and doc["published"].hour == 6  # 08:30+02:00
+            assert doc["published_source"] == "og" and doc["published_confidence"] >= 0.9
             assert 0 < doc["weight"] <= 1 and doc["role"] == "content"
         # Headline teasers on the home page weigh more than list items on the channel page only.
         home_teaser = articles[base.rstrip("/") + ARTICLES[0]]["weight"]

@@ -23,9 +23,18 @@ Where a crawler differs from a browser, and why:
     are on real pages (a Latin-1 template fragment inside a UTF-8 page).
   - A multi-byte declaration (gb18030, Big5, Shift_JIS, EUC-*) is kept when decoding under it
     produces almost no errors; such decoders reject foreign bytes quickly.
+  - A page that declares UTF-8 and has at least as many valid multi-byte characters as invalid
+    sequences stays UTF-8 (the invalid ones become U+FFFD; the middleware counts them), rather
+    than going to the statistical guess ("Größenordnung" stored as "GrГ¶Гџenordnung").
+  - A multi-byte declaration must also fit the script: Latin-looking bytes (accented letters
+    alone or in pairs) that are not Chinese text refuse it (a lying ``gbk`` pairs each umlaut
+    with the next ASCII letter into a Chinese character without a decoding error).
   - A single-byte declaration (windows-1252, ISO-8859-x, KOI8, ...) cannot be verified by its
     decoder (every byte decodes), so it gives way to a multi-byte declaration that decodes
-    cleanly, and to the Chinese test below.
+    cleanly and to the Chinese test below, and is taken only when its script fits the bytes:
+    a Latin codec for Latin-looking bytes, a Cyrillic / Greek / Arabic / Hebrew / Thai codec for
+    words written in runs of non-ASCII bytes. So a lying ``iso-8859-1`` header loses to the
+    page's own KOI8-R ``<meta>``, or without one to the statistical detector.
 * The ``<meta>`` prescan is not limited to the first 1024 bytes: it reads the whole ``<head>``
   (up to the first ``<body`` tag, at most ``_PRESCAN_LIMIT`` bytes), skips comments and the
   contents of ``<script>`` / ``<style>`` elements (a ``charset=`` inside a script is not a
@@ -52,12 +61,19 @@ import codecs
 import re
 from typing import Final
 
-__all__ = ["decode_html", "detect_encoding", "normalize_label", "prescan_meta_charset"]
+__all__ = [
+    "decode_html", "detect_encoding", "invalid_utf8", "normalize_label", "prescan_meta_charset",
+]
 
 #: Longest prefix of the body the ``<meta>`` prescan reads (bytes).
 _PRESCAN_LIMIT: Final[int] = 1 << 20
 #: A body is still UTF-8 when invalid sequences are at most this share of its non-ASCII bytes.
 _UTF8_MAX_BAD_SHARE: Final[float] = 0.10
+#: A page that declares UTF-8 stays UTF-8 when its valid multi-byte characters are at least as
+#: many as this times its invalid sequences (a few corrupt bytes in a German page must not turn
+#: "Größenordnung" into "GrГ¶Гџenordnung"); cp1252 or GBK bytes under a UTF-8 label form valid
+#: sequences by accident only (about one pair in ten for GBK, almost never for cp1252).
+_UTF8_DECLARED_MIN_RATIO: Final[int] = 1
 #: A multi-byte decoding "fits" with at most max(_MB_MAX_BAD_ABS, share × non-ASCII bytes) errors.
 _MB_MAX_BAD_ABS: Final[int] = 2
 _MB_MAX_BAD_SHARE: Final[float] = 0.005
@@ -140,6 +156,14 @@ _MULTIBYTE: Final = frozenset(
     {"gb18030", "hz", "big5hkscs", "cp932", "euc_jp", "iso2022_jp", "cp949", "euc_kr",
      "shift_jis", "big5", "gbk", "gb2312", "johab", "cp950", "euc_jis_2004", "shift_jis_2004",
      "shift_jisx0213", "euc_jisx0213", "iso2022_kr", "iso2022_jp_2"}
+)
+#: Single-byte codecs of Latin-script languages: their non-ASCII letters come alone or in pairs
+#: inside ASCII words; other single-byte codecs (Cyrillic, Greek, Arabic, Hebrew, Thai) write
+#: whole words in non-ASCII bytes.
+_LATIN_SINGLE_BYTE: Final = frozenset(
+    {"cp1252", "cp1250", "cp1254", "cp1257", "cp1258", "iso8859-2", "iso8859-3", "iso8859-4",
+     "iso8859-9", "iso8859-10", "iso8859-13", "iso8859-14", "iso8859-15", "iso8859-16",
+     "mac-roman", "mac_roman", "mac-latin2", "cp850", "cp437", "latin-1", "iso8859-1"}
 )
 _UTF16_32: Final = frozenset({"utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-16", "utf-32"})
 
@@ -403,24 +427,42 @@ def _choose(body: bytes, http_charset: str | None) -> tuple[str, str | None, int
     if bad <= _UTF8_MAX_BAD_SHARE * (valid_before + len(sample)):
         return "utf-8", None, 0  # stray bytes are decoded as windows-1252
     meta = prescan_meta_charset(body)
+    if "utf-8" in (http, meta) and _utf8_with_errors(window, valid_before):
+        return "utf-8", None, 0  # declared UTF-8, valid but for a few bytes: stays UTF-8
     declared = [e for e in dict.fromkeys((http, meta)) if e is not None and e != "utf-8"]
-    # 1. a multi-byte declaration that decodes the window cleanly
+    head = window[:_RUN_WINDOW]
+    western = _western(head, _count_high(head))
+    chinese = _looks_chinese(sample)
+    # 1. a multi-byte declaration that decodes the window cleanly (and is not Latin text whose
+    #    accented letters happen to pair with the next ASCII byte, as under a lying "gbk")
     for enc in declared:
         if enc in _MULTIBYTE:
-            if _fits(window.decode(enc, "replace").count("\ufffd"), hi):
+            if _fits(window.decode(enc, "replace").count("\ufffd"), hi) and (
+                chinese or not western
+            ):
                 return enc, None, 0
     # 2. undeclared, or declared single-byte but the bytes are Chinese
-    if _looks_chinese(sample):
+    if chinese:
         return "gb18030", None, 0
-    # 3. a single-byte declaration (its decoder accepts nearly every byte)
+    # 3. a single-byte declaration whose script fits the bytes: Latin encodings for
+    #    Latin-looking bytes (accented letters alone or in pairs), other scripts for runs
     for enc in declared:
-        if enc not in _MULTIBYTE:
+        if enc not in _MULTIBYTE and (enc in _LATIN_SINGLE_BYTE) == western:
             return enc, None, 0
-    # 4. guess: Latin text in windows-1252, else a statistical detector, else windows-1252
-    head = window[:_RUN_WINDOW]
-    if _western(head, _count_high(head)):
+    # 4. guess: Latin text in windows-1252, else a statistical detector, else the declaration
+    if western:
         return "cp1252", None, 0
-    return _statistical_guess(body) or "cp1252", None, 0
+    single = [e for e in declared if e not in _MULTIBYTE]
+    return _statistical_guess(body) or (single[0] if single else "cp1252"), None, 0
+
+
+def _utf8_with_errors(window: bytes, valid_before: int) -> bool:
+    """Mostly valid UTF-8: at least ``_UTF8_DECLARED_MIN_RATIO`` valid multi-byte characters per
+    invalid sequence (counting the valid non-ASCII bytes before the window as characters)."""
+    text = window.decode("utf-8", "replace")
+    bad = text.count("\ufffd")
+    good = sum(1 for ch in text if ch > "\x7f") - bad + valid_before // 2
+    return good >= _UTF8_DECLARED_MIN_RATIO * bad
 
 
 def detect_encoding(body: bytes, *, http_charset: str | None) -> str:
@@ -435,13 +477,28 @@ def detect_encoding(body: bytes, *, http_charset: str | None) -> str:
     :raises: nothing; unknown labels are ignored.
 
     Order: BOM; strict UTF-8 (wins over any declaration when it holds on non-ASCII bytes);
-    mostly-UTF-8 with ≤10 % stray bytes; a clean multi-byte declaration (header, then
-    ``<meta>``); the gb18030 Chinese test; a single-byte declaration; windows-1252 for Latin-looking
-    bytes; ``charset_normalizer``; windows-1252. See the module docstring for the sources
+    mostly-UTF-8 with ≤10 % stray bytes; declared UTF-8 with no more invalid sequences than
+    valid characters; a clean multi-byte declaration that fits the script (header, then
+    ``<meta>``); the gb18030 Chinese test; a single-byte declaration whose script fits the bytes;
+    windows-1252 for Latin-looking bytes; ``charset_normalizer``; the single-byte declaration;
+    windows-1252. See the module docstring for the sources
     (WHATWG encoding sniffing and Encoding Standard) and the measured thresholds.
     Cost: a strict UTF-8 decode for the common case (tens of µs per 100 kB page).
     """
     return _choose(body, http_charset)[0]
+
+
+def invalid_utf8(body: bytes) -> int:
+    """Number of invalid UTF-8 sequences in ``body`` (each becomes one U+FFFD when decoded).
+
+    :param body: raw bytes. :returns: 0 for valid UTF-8 (one strict decode, the common case).
+    :raises: nothing.
+    """
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body.decode("utf-8", "replace").count("\ufffd") - body.count(b"\xef\xbf\xbd")
+    return 0
 
 
 def decode_html(body: bytes, *, http_charset: str | None) -> tuple[str, str]:

@@ -1,27 +1,29 @@
 """Article extraction: main text and metadata of a news page (pure; no Scrapy imports).
 
-:func:`extract_article` returns ``title``, ``published`` (timezone-aware UTC datetime),
-``authors``, ``text``, ``language`` (ISO 639-1), ``canonical_url`` and ``description``.
+:func:`extract_article` returns ``title``, ``published`` (timezone-aware UTC datetime) with
+``published_source`` and ``published_confidence``, ``modified``, ``authors``, ``text``,
+``language`` (ISO 639-1), ``canonical_url`` and ``description``.
 
 Sources and choices (measured by ``benchmarks/extraction_quality.py`` on the shared corpus,
 set 04 = 258 fundus golden articles from 41 countries, set 06 = 131 pages of trafilatura's
 evaluation set):
 
 * Body text: trafilatura (Barbaresi 2021, https://trafilatura.readthedocs.io) ``bare_extraction``
-  without metadata and without comments. Presets (``mode``) compared: ``default`` (chosen: set 04
-  token F1 0.945 mean / 0.970 median, set 06 snippet F1 0.913), ``precision`` (0.948 / 0.976,
-  but set 06 F1 0.894 as its recall drops to 0.887), ``recall`` (0.938, 0.895), ``fast``
-  (0.935, 0.892).
-* Published time: the publisher's own machine-readable timestamps, offsets kept, in this order:
-  schema.org JSON-LD ``datePublished`` / ``dateCreated`` of the article object (often to the
-  millisecond), Open Graph ``article:published_time``, microdata ``itemprop=datePublished``,
-  other well-known ``<meta>`` names (``date``, ``pubdate``, ``dc.date.issued``,
-  ``parsely-pub-date`` ...), ``<time datetime>``. A timestamp without offset borrows the offset
-  of another timestamp of the page, else it is UTC; a bare date gives way to a same-day
-  timestamp, else it is 00:00 UTC. Only when nothing parses, trafilatura's metadata date
-  (htmldate, date only). Set 04: same instant as the ground truth to the second on 95.7 % of
-  the pages, same day on 98.8 % (trafilatura's own date: same day 95.3 %, to the second 3.5 %,
-  since it keeps the date only).
+  without metadata; reader comments are extracted apart (``include_comments=True``, as
+  trafilatura's default) so their sections leave the main text, then discarded. Presets
+  (``mode``) compared: ``default`` (chosen: set 04 token F1 0.945 mean / 0.970 median, set 06
+  snippet F1 0.913), ``precision`` (0.948 / 0.976, but set 06 F1 0.894 as its recall drops to
+  0.887), ``recall`` (0.938, 0.895), ``fast`` (0.935, 0.892).
+* Published time: :func:`newscrawl.algorithms.pubdate.resolve_dates` (JSON-LD, Open Graph,
+  microdata, meta, ``<time>``, a byline timestamp, the URL, htmldate's extensive search, the
+  crawl's feed / sitemap dates, bounded by ``fetched_at``), returned with its source, its
+  confidence and the page's modification time apart. Measured per set against trafilatura
+  alone and htmldate alone in ``benchmarks/extraction_quality.py``.
+* Input hygiene: C0 control characters are removed (one ESC byte made lxml's serialisation in
+  trafilatura fail and emptied the article); comments are dropped by the parser, so the text
+  after React's ``<!-- -->`` markers stays in its element (trafilatura dropped a comment with
+  its tail text); a DOM deeper than libxml2's limit (256 elements: it silently drops the rest
+  of the document) is flattened first (:func:`flatten_deep`) and reported in ``_details``.
 * Title: the first of JSON-LD ``headline``, ``og:title``, ``twitter:title``, first ``<h1>``,
   ``<title>``, trafilatura's title, after site suffixes are stripped ("Title | Site" becomes
   "Title" when another source says "Title" or "Site" is the ``og:site_name``). Set 04: 83.7 %
@@ -33,22 +35,22 @@ evaluation set):
 * trafilatura's metadata pass runs only when a field above is still missing.
 
 Never raises on bad input: empty, non-HTML, binary or oversized input gives the empty result
-(all fields ``None``/empty, ``text == ""``).
+(all fields ``None``/empty, ``text == ""``); :func:`sniff_html` tells the crawler which bodies
+are not HTML at all, so they are skipped rather than stored as empty articles.
 """
 
 from __future__ import annotations
 
 import html as html_lib
-import json
 import logging
 import re
-import warnings
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any, Final, TypedDict
 from urllib.parse import urljoin
 
 from newscrawl import defaults
+from newscrawl.algorithms.jsonld import ld_article as _ld_article
+from newscrawl.algorithms.pubdate import parse_datetime, resolve_dates
 
 __all__ = [
     "DEFAULT_MODE", "EMPTY_FIELDS", "MODES", "extract_article", "parse_datetime", "split_authors",
@@ -60,6 +62,9 @@ logger = logging.getLogger(__name__)
 EMPTY_FIELDS: Final[dict[str, Any]] = {
     "title": None,
     "published": None,
+    "published_source": None,
+    "published_confidence": None,
+    "modified": None,
     "authors": [],
     "text": "",
     "language": None,
@@ -91,37 +96,10 @@ _TITLE_ORDER: Final = ("ld", "og", "twitter", "h1", "title", "trafilatura")
 _TITLE_SEP: Final = re.compile(r"^\s*(?:[|\-\u2013\u2014:\u00b7\u2022\u3163\uff5c/\u00bb]+)")
 _TITLE_SEP_END: Final = re.compile(r"\s*(?:[|\-\u2013\u2014:\u00b7\u2022\u3163\uff5c/\u00bb]+)\s*$")
 
-_ARTICLE_TYPES: Final = frozenset(
-    t.lower()
-    for t in (
-        "NewsArticle", "Article", "ReportageNewsArticle", "AnalysisNewsArticle",
-        "OpinionNewsArticle", "BackgroundNewsArticle", "ReviewNewsArticle", "BlogPosting",
-        "LiveBlogPosting", "SocialMediaPosting", "TechArticle", "ScholarlyArticle", "Report",
-        "SatiricalArticle", "AdvertiserContentArticle",
-    )
-)
-# <meta> names / properties carrying the publication time, in order of trust.
-_DATE_META: Final = (
-    "article:published_time", "og:article:published_time", "og:published_time",
-    "datepublished", "date", "pubdate", "publishdate", "publish-date", "publish_date",
-    "publication_date", "dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date",
-    "dcterms.created", "parsely-pub-date", "sailthru.date", "article.published",
-    "article_date_original", "original-publish-date", "cxenseparse:recs:publishtime",
-    "iso-8601-publish-date", "displaydate", "date.release", "published_time",
-)
 _AUTHOR_SPLIT: Final = re.compile(r"\s*(?:[;|/&,]|\s(?:and|und|und von|et|y|e|и)\s)\s*", re.I)
 _AUTHOR_PREFIX: Final = re.compile(r"^(?:by|von|par|por|di|door|av)\s+", re.I)
 _LANG: Final = re.compile(r"^([a-zA-Z]{2})(?:[-_].*)?$")
 _WS: Final = re.compile(r"\s+")
-_DATE_ONLY: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-# Zone abbreviations seen in publishers' timestamps (seconds east of UTC).
-_TZ_ABBREVIATIONS: Final[dict[str, int]] = {
-    "UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "BST": 3600, "WEST": 3600, "CET": 3600, "MEZ": 3600,
-    "CEST": 7200, "MESZ": 7200, "EET": 7200, "EEST": 10800, "MSK": 10800, "IST": 19800,
-    "CDT": -18000, "EST": -18000, "EDT": -14400, "MST": -25200, "MDT": -21600,
-    "PST": -28800, "PDT": -25200, "JST": 32400, "KST": 32400, "HKT": 28800, "SGT": 28800,
-    "AEST": 36000, "AEDT": 39600,
-}
 _HTML_START: Final = re.compile(r"<\s*(?:!doctype|html|head|body|meta|title|div|p|article)\b", re.I)
 
 
@@ -134,114 +112,7 @@ def _empty() -> dict[str, Any]:
 # --- dates -----------------------------------------------------------------------------------
 
 
-def parse_datetime(value: Any, *, assume_utc: bool = True) -> datetime | None:
-    """Parse a machine-readable timestamp into a timezone-aware UTC datetime.
-
-    :param value: ISO 8601 / RFC 3339 (``2024-09-29T15:27:29.697Z``, ``2023-04-28T20:22:00+02:00``,
-        ``2024-09-30 07:50:48``), RFC 2822 and other forms ``dateutil`` reads (common zone
-        abbreviations such as CEST, EDT, JST understood), or a Unix timestamp in seconds or
-        milliseconds (int, float or digit string).
-    :param assume_utc: a value without UTC offset is taken as UTC (else ``None`` is returned).
-    :returns: an aware datetime in UTC, or ``None`` when it does not parse.
-    :raises: nothing.
-    """
-    parsed = _parse_raw(value)
-    if parsed is None:
-        return None
-    if parsed.tzinfo is None:
-        if not assume_utc:
-            return None
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    try:
-        return parsed.astimezone(timezone.utc)
-    except (OverflowError, ValueError):
-        return None
-
-
-def _parse_raw(value: Any) -> datetime | None:
-    """Parse like :func:`parse_datetime` but keep the offset, or no tzinfo when none was given."""
-    if value is None:
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        ts = float(value)
-        if ts > 1e11:
-            ts /= 1000.0
-        try:
-            return datetime.fromtimestamp(ts, tz=timezone.utc)
-        except (OverflowError, OSError, ValueError):
-            return None
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if not text or len(text) > 64:
-        return None
-    if text.isdigit() and len(text) in (10, 13):
-        return _parse_raw(int(text))
-    try:
-        parsed = datetime.fromisoformat(text.replace("z", "Z"))
-    except ValueError:
-        try:
-            from dateutil import parser as du_parser
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # UnknownTimezoneWarning for odd zone names
-                parsed = du_parser.parse(text, tzinfos=_TZ_ABBREVIATIONS)
-        except (ValueError, OverflowError, TypeError, ImportError):
-            return None
-    if parsed.tzinfo is not None and parsed.tzinfo.utcoffset(parsed) is None:
-        parsed = parsed.replace(tzinfo=None)
-    return parsed
-
-
 # --- JSON-LD ---------------------------------------------------------------------------------
-
-
-def _iter_ld_objects(data: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
-    if depth > 6:
-        return
-    if isinstance(data, list):
-        for item in data:
-            yield from _iter_ld_objects(item, depth + 1)
-    elif isinstance(data, dict):
-        yield data
-        graph = data.get("@graph")
-        if graph is not None:
-            yield from _iter_ld_objects(graph, depth + 1)
-        main = data.get("mainEntity")
-        if isinstance(main, (dict, list)):
-            yield from _iter_ld_objects(main, depth + 1)
-
-
-def _ld_types(obj: dict[str, Any]) -> set[str]:
-    t = obj.get("@type")
-    if isinstance(t, str):
-        return {t.lower()}
-    if isinstance(t, list):
-        return {x.lower() for x in t if isinstance(x, str)}
-    return set()
-
-
-def _ld_article(tree: Any) -> dict[str, Any] | None:
-    """The first article-like JSON-LD object of the page (NewsArticle, BlogPosting, ...)."""
-    fallback = None
-    for script in tree.xpath('//script[contains(translate(@type,"LDJSON","ldjson"),"ld+json")]'):
-        raw = (script.text or "").strip()
-        if not raw:
-            continue
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            try:  # control characters inside strings are a common publisher mistake
-                data = json.loads(re.sub(r"[\x00-\x1f]+", " ", raw))
-            except ValueError:
-                continue
-        for obj in _iter_ld_objects(data):
-            types = _ld_types(obj)
-            if types & _ARTICLE_TYPES:
-                return obj
-            if fallback is None and "datePublished" in obj and "headline" in obj:
-                fallback = obj
-    return fallback
 
 
 def _ld_text(value: Any) -> str | None:
@@ -284,53 +155,6 @@ def _meta(tree: Any, *keys: str) -> str | None:
         if k.lower() in found:
             return found[k.lower()]
     return None
-
-
-def _published(tree: Any, ld: dict[str, Any] | None) -> datetime | None:
-    """First parsable publication timestamp (see the module docstring for the order).
-
-    A timestamp without offset borrows the offset of an offset-carrying candidate of the same
-    page (the one with the same wall-clock minute if any, else the first one); only when the
-    page has none is it taken as UTC. A bare date (``2024-04-22``) gives way to a later
-    candidate with a time on the same day, else it is midnight UTC of that date.
-    """
-    candidates: list[Any] = []
-    if ld is not None:
-        candidates += [ld.get("datePublished"), ld.get("dateCreated")]
-    candidates.append(_meta(tree, *_DATE_META[:4]))
-    for el in tree.xpath('//*[@itemprop="datePublished"]'):
-        candidates.append(el.get("content") or el.get("datetime"))
-    candidates.append(_meta(tree, *_DATE_META[4:]))
-    for el in tree.xpath("//time[@datetime]")[:3]:
-        candidates.append(el.get("datetime"))
-    parsed: list[tuple[datetime, bool]] = []  # (value, has a time of day)
-    for value in candidates:
-        if isinstance(value, list):
-            value = value[0] if value else None
-        dt = _parse_raw(value)
-        if dt is not None:
-            parsed.append((dt, not (isinstance(value, str) and _DATE_ONLY.match(value.strip()))))
-    if not parsed:
-        return None
-    first, has_time = parsed[0]
-    if not has_time:
-        # a bare date: prefer a timestamp of the same day, else midnight UTC of that date
-        timed = [dt for dt, t in parsed[1:] if t and dt.date() == first.date()]
-        if not timed:
-            return first.replace(tzinfo=timezone.utc) if first.tzinfo is None else (
-                first.astimezone(timezone.utc))
-        first = timed[0]
-    if first.tzinfo is None:
-        aware = [dt for dt, _t in parsed if dt.tzinfo is not None]
-        same = [dt for dt in aware
-                if dt.replace(tzinfo=None, second=0, microsecond=0)
-                == first.replace(second=0, microsecond=0)]
-        donors = same or aware
-        first = first.replace(tzinfo=donors[0].tzinfo if donors else timezone.utc)
-    try:
-        return first.astimezone(timezone.utc)
-    except (OverflowError, ValueError):
-        return None
 
 
 def split_authors(value: str | None) -> list[str]:
@@ -419,14 +243,162 @@ def _choose_title(candidates: dict[str, str | None], site_name: str | None) -> s
 # --- main ------------------------------------------------------------------------------------
 
 
-def _parse(html: str) -> Any:
+#: libxml2's HTML parser stops at this element depth (256 without XML_PARSE_HUGE) and drops
+#: the rest of the document; deeper pages are flattened below it first (:func:`flatten_deep`).
+PARSER_MAX_DEPTH: Final = 256
+#: Nesting kept by :func:`flatten_deep` (elements; html and body included).
+FLATTEN_DEPTH: Final = 200
+# C0 controls except tab, newline, carriage return, form feed; and DEL. XML (and so lxml's
+# serialisation inside trafilatura) rejects them: one ESC byte emptied a whole article.
+_CONTROL_CHARS: Final = dict.fromkeys([*range(0, 9), 11, *range(14, 32), 127])
+_TAG: Final = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)((?:[^<>\"']|\"[^\"]*\"|'[^']*')*)>|<!--.*?-->",
+                         re.S)
+_VOID: Final = frozenset({
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+    "source", "track", "wbr", "keygen", "command", "basefont", "frame", "isindex",
+})
+
+
+#: File signatures of formats that are served as text/html by mistake (WHATWG MIME Sniffing,
+#: "matching an image / audio or video / archive type pattern", plus PDF, PostScript,
+#: executables and compressed streams).
+_BINARY_MAGIC: Final = (
+    b"%PDF-", b"%!PS-Adobe-", b"PK\x03\x04", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a",
+    b"\xff\xd8\xff", b"RIFF", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"7z\xbc\xaf\x27\x1c",
+    b"Rar!\x1a\x07", b"\x00\x00\x01\x00", b"OggS", b"ID3", b"fLaC", b"\x7fELF", b"MZ",
+    b"wOFF", b"wOF2", b"\x00\x01\x00\x00", b"\x1aE\xdf\xa3", b"\xd0\xcf\x11\xe0",
+)
+# WHATWG "binary data byte": C0 controls other than TAB, LF, FF, CR and ESC.
+_BINARY_BYTES: Final = bytes([*range(0, 9), 11, *range(14, 27), *range(28, 32)])
+_HTML_START_BYTES: Final = re.compile(
+    rb"<\s*(?:!doctype|html|head|body|meta|title|div|p|article|script|link|table)\b", re.I)
+#: Bytes of the body a sniff reads.
+SNIFF_BYTES: Final = 4096
+
+
+def sniff_html(body: bytes) -> str | None:
+    """Why ``body`` is not an HTML page, or ``None`` when it may be one.
+
+    :param body: the raw response body (only the first :data:`SNIFF_BYTES` are read, and the
+        first 64 KiB for the markup test).
+    :returns: ``"empty"``, ``"signature"`` (a PDF, image, archive ... file signature),
+        ``"binary"`` (more than 1 % binary data bytes, WHATWG MIME Sniffing §7.2), or
+        ``"no-markup"`` (no HTML tag in the first 64 KiB); ``None`` for HTML.
+    :raises: nothing.
+
+    UTF-16 / UTF-32 pages (BOM, or NUL bytes in every other position) are not binary.
+    """
+    head = body[:SNIFF_BYTES].lstrip(b" \t\r\n\x0c")
+    if not head:
+        return "empty"
+    if head.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or (
+        len(head) >= 64 and head[1::2].count(0) > len(head) // 4
+    ) or (len(head) >= 64 and head[0::2].count(0) > len(head) // 4):
+        return None  # UTF-16/32 text: its NULs are not binary data
+    if head.startswith(_BINARY_MAGIC):
+        return "signature"
+    binary = len(head) - len(head.translate(None, _BINARY_BYTES))
+    if binary > len(head) // 100:
+        return "binary"
+    if not _HTML_START_BYTES.search(body[:65536]):
+        return "no-markup"
+    return None
+
+
+#: Elements kept below the flattening limit (up to ``_KEEP_MARGIN`` more levels), so the text of
+#: a deep paragraph, heading or list item stays a paragraph for the extractor; wrapper elements
+#: (div, span, section ...) are the ones dropped.
+_KEEP_DEEP: Final = frozenset({
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "blockquote", "pre", "a", "b",
+    "strong", "em", "i", "table", "tr", "td", "th", "tbody", "thead",
+})
+_KEEP_MARGIN: Final = 40
+
+
+def flatten_deep(html: str, *, limit: int = FLATTEN_DEPTH) -> tuple[str, int]:
+    """Drop the tags nested deeper than ``limit`` and keep their text: ``(html, tags dropped)``.
+
+    :param html: a page.
+    :param limit: element nesting kept (open elements on the stack, void elements not counted).
+    :returns: the page with the start and end tags of wrapper elements (div, span, section ...)
+        below ``limit`` removed (paragraphs, headings, list items and tables are kept for
+        ``_KEEP_MARGIN`` more levels); their text and the text after them stays in place. Also
+        the number of start tags removed. Comments are removed too.
+    :raises: nothing.
+
+    Nesting is tracked as a stack of open elements; an end tag closes up to its matching open
+    element (as the HTML tree builder does for misnested tags), so the count stays at or above
+    the parser's own depth. Used only when a parse hit :data:`PARSER_MAX_DEPTH`.
+    """
+    stack: list[str] = []
+    dropped: dict[str, int] = {}
+    removed = 0
+    out: list[str] = []
+    pos = 0
+    for m in _TAG.finditer(html):
+        out.append(html[pos : m.start()])
+        pos = m.end()
+        name = (m.group(2) or "").lower()
+        if not name:  # a comment
+            continue
+        if m.group(1):  # end tag
+            if dropped.get(name):
+                dropped[name] -= 1
+                continue
+            if name in stack:
+                while stack and stack.pop() != name:
+                    pass
+            out.append(m.group(0))
+            continue
+        if name in _VOID or (m.group(3) or "").rstrip().endswith("/"):
+            out.append(m.group(0))
+            continue
+        if name in ("script", "style", "textarea", "title"):  # raw text: up to its end tag
+            end = html.lower().find(f"</{name}", m.end())
+            end = len(html) if end < 0 else end
+            if len(stack) < limit:
+                out.append(m.group(0) + html[m.end() : end])
+            else:  # too deep: the element goes whole (script text is not page text)
+                dropped[name] = dropped.get(name, 0) + 1
+                removed += 1
+            pos = end
+            continue
+        if len(stack) >= limit and (name not in _KEEP_DEEP or len(stack) >= limit + _KEEP_MARGIN):
+            dropped[name] = dropped.get(name, 0) + 1
+            removed += 1
+            continue
+        stack.append(name)
+        out.append(m.group(0))
+    out.append(html[pos:])
+    return "".join(out), removed
+
+
+def _parse(html: str, details: dict[str, Any] | None = None) -> Any:
+    """lxml tree of the page, comments removed; pages past libxml2's depth limit are flattened
+    (:func:`flatten_deep`) so no text is lost; ``details`` gets ``dom_flattened`` (tags removed)
+    and ``dom_truncated`` (True when even the flattened page hit the limit)."""
     from lxml import html as lxml_html
     from lxml.etree import ParserError
 
+    parser = lxml_html.HTMLParser(remove_comments=True)
     try:
-        tree = lxml_html.document_fromstring(html)
+        tree = lxml_html.document_fromstring(html, parser=parser)
     except (ParserError, ValueError):
         return None
+    if not any("Excessive depth" in e.message for e in parser.error_log):
+        return tree
+    flat, removed = flatten_deep(html)
+    logger.info("DOM deeper than %d elements: %d tags flattened", PARSER_MAX_DEPTH, removed)
+    try:
+        tree = lxml_html.document_fromstring(flat, parser=parser)
+    except (ParserError, ValueError):
+        return None
+    truncated = any("Excessive depth" in e.message for e in parser.error_log)
+    if truncated:
+        logger.warning("DOM still deeper than %d elements after flattening: text lost", PARSER_MAX_DEPTH)
+    if details is not None:
+        details["dom_flattened"] = removed
+        details["dom_truncated"] = truncated
     return tree
 
 
@@ -436,6 +408,10 @@ def extract_article(
     *,
     mode: str = DEFAULT_MODE,
     max_chars: int = defaults.NEWSCRAWL_EXTRACT_MAX_BYTES,
+    fetched_at: datetime | None = None,
+    first_linked_at: datetime | None = None,
+    feed_date: datetime | str | None = None,
+    sitemap_date: datetime | str | None = None,
     _details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Extract the article of one HTML page.
@@ -446,7 +422,12 @@ def extract_article(
     :param mode: trafilatura preset, a key of :data:`MODES` (``default``, ``precision``,
         ``recall``, ``fast``).
     :param max_chars: larger inputs are not parsed (the empty result is returned).
+    :param fetched_at, first_linked_at, feed_date, sitemap_date: what the crawl knows of the
+        page's dates, passed to :func:`newscrawl.algorithms.pubdate.resolve_dates` (aware
+        datetimes; feed and sitemap dates may be timestamp strings).
     :returns: dict with keys ``title`` (str|None), ``published`` (aware UTC datetime|None),
+        ``published_source`` (str|None: a key of :data:`newscrawl.algorithms.pubdate.CONFIDENCE`),
+        ``published_confidence`` (float 0..1|None), ``modified`` (aware UTC datetime|None),
         ``authors`` (list[str]), ``text`` (str, paragraphs separated by newlines; ``""`` when
         nothing was found), ``language`` (ISO 639-1 str|None), ``canonical_url`` (str|None),
         ``description`` (str|None).
@@ -454,10 +435,10 @@ def extract_article(
     """
     if mode not in MODES:
         raise ValueError(f"unknown extraction mode {mode!r}; expected one of {sorted(MODES)}")
+    dates = {"fetched_at": fetched_at, "first_linked_at": first_linked_at,
+             "feed_date": feed_date, "sitemap_date": sitemap_date}
     try:
-        return _extract(
-            html, url, mode=mode, max_chars=max_chars, details=_details
-        )
+        return _extract(html, url, mode=mode, max_chars=max_chars, details=_details, dates=dates)
     except Exception:  # noqa: BLE001 - a crawler must not die on one malformed page
         logger.debug("extraction failed for %s", url, exc_info=True)
         return _empty()
@@ -470,6 +451,7 @@ def _extract(
     mode: str,
     max_chars: int,
     details: dict[str, Any] | None,
+    dates: dict[str, Any],
 ) -> dict[str, Any]:
     if html is None:
         return _empty()
@@ -481,17 +463,20 @@ def _extract(
         html = decode_html(bytes(html), http_charset=None)[0]
     if not isinstance(html, str) or len(html) > max_chars or not html.strip():
         return _empty()
-    if "\x00" in html:
-        html = html.replace("\x00", "")
+    html = html.translate(_CONTROL_CHARS)
     if not _HTML_START.search(html[:65536]):
         return _empty()  # not HTML (plain text, binary garbage, JSON ...)
-    tree = _parse(html)
+    tree = _parse(html, details)
     if tree is None:
         return _empty()
 
     ld = _ld_article(tree)
     result = _empty()
-    result["published"] = _published(tree, ld)
+    resolution = resolve_dates(tree, url, ld=ld, **dates)
+    result["published"] = resolution.published
+    result["published_source"] = resolution.source
+    result["published_confidence"] = resolution.confidence if resolution.source else None
+    result["modified"] = resolution.modified
     result["language"] = _language(tree, ld)
     result["canonical_url"] = _canonical(tree, url)
     authors = _ld_authors(ld.get("author")) if ld else []
@@ -515,14 +500,10 @@ def _extract(
     result["text"] = text
 
     trafilatura_meta: dict[str, Any] = {}
-    if result["published"] is None or not authors or not any(title_candidates.values()) or (
-        description is None
-    ):
+    if not authors or not any(title_candidates.values()) or description is None:
         trafilatura_meta = _trafilatura_metadata(tree, url)
         title_candidates["trafilatura"] = _clean(trafilatura_meta.get("title"))
         description = description or _clean(trafilatura_meta.get("description"))
-        if result["published"] is None and trafilatura_meta.get("date"):
-            result["published"] = parse_datetime(trafilatura_meta["date"])
         if not authors:
             authors = split_authors(trafilatura_meta.get("author"))
     result["title"] = _choose_title(title_candidates, site_name)
@@ -531,6 +512,10 @@ def _extract(
     if details is not None:
         details["title_candidates"] = _strip_suffixes(title_candidates, site_name)
         details["trafilatura_meta"] = trafilatura_meta
+        details["published_local"] = resolution.local
+        details["published_date_only"] = resolution.date_only
+        details["date_candidates"] = resolution.candidates
+        details["date_rejected"] = resolution.rejected
     return result
 
 
@@ -550,7 +535,7 @@ def _trafilatura_text(tree: Any, url: str, mode: str) -> str:
             tree,
             url=url or None,
             with_metadata=False,
-            include_comments=False,
+            include_comments=True,  # comment sections go to their own field, out of the text
             include_tables=True,
             deduplicate=False,
             **MODES[mode],

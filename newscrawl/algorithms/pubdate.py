@@ -1,0 +1,534 @@
+"""Publication date of a news article from every signal the page and the crawl give (pure).
+
+:func:`resolve_dates` gathers *candidates* — each a timestamp with the source it came from —
+bounds them by what the crawl knows, and picks one by a fixed precedence, with a confidence.
+Modified dates are gathered apart and never taken for the publication date.
+
+Candidates and their base confidence (highest first; the first source in this list wins a tie):
+
+=============  ====  ===========================================================================
+source         conf  where
+=============  ====  ===========================================================================
+``sitemap``    0.95  the news sitemap's ``<news:publication_date>`` of this URL (when the crawl
+                     read one; Google News sitemap spec)
+``jsonld``     0.95  schema.org JSON-LD ``datePublished`` / ``dateCreated`` of the article object
+``og``         0.90  Open Graph ``article:published_time`` (ogp.me, type article)
+``microdata``  0.90  ``itemprop="datePublished"`` (``content`` / ``datetime`` attribute)
+``feed``       0.85  the feed entry's date (RSS ``pubDate``, Atom ``published``; when the crawl
+                     read one — feeds often give the *update* time, hence below the page's own)
+``meta``       0.80  Dublin Core (``dc.date.issued``, ``dcterms.created`` ...), ``pubdate``,
+                     ``parsely-pub-date``, ``sailthru.date`` and similar ``<meta>`` names
+``time``       0.75  ``<time datetime>`` marked as the publication (``pubdate`` attribute,
+                     ``itemprop``, a class naming publish/date); other ``<time>``
+                     (``time_other``): 0.55
+``url``        0.60  a full date in the URL path (``/2024/09/30/``, ``/2024-09-30/``,
+                     ``/20240930/``, ``/2020-02/19/``); day precision
+``text``       0.58  the first date *with a time of day* in the page's visible text
+                     (``2005-04-05 06:40``, ``2005年4月5日 06:40``, US ``9/17/2004 5:54:13 AM``
+                     read month first): the byline of pages without markup dates
+``htmldate``   0.50  htmldate's extensive search (Barbaresi 2020, JOSS 5(51) 2439:
+                     markup, then text patterns, ``original_date=True``); day precision
+=============  ====  ===========================================================================
+
+``text`` and ``htmldate`` are looked for only when no other candidate of confidence ≥ 0.8 was
+found (they cost a text scan and about 15 ms).
+
+Rules, in order:
+
+1. A timestamp without UTC offset borrows the offset of a candidate with one (the one with the
+   same wall-clock minute if any, else the first); with none it is UTC. A bare date counts as
+   its day (midnight UTC when it wins) and gives way to a timed candidate of the same day.
+2. Bounds from the crawl: no candidate after ``fetched_at`` (an article cannot be published
+   after the crawler first fetched it; a slack of one hour for timestamps, of 14 hours for bare
+   dates, whose day may be ahead of UTC), none before 1995, and none more than ``max_link_lag``
+   before ``first_linked_at`` (when the URL first appeared on a channel page the crawl had
+   watched before without it). Rejected candidates are reported in ``rejected``.
+3. The URL's date is the publisher's own record of the day: a page-markup candidate more than
+   one day *after* it is an update time, not the publication, and gives way to the URL's day
+   (the markup candidate that falls on that day, if any, supplies the time).
+4. The highest confidence wins; the winner gains 0.05 for each other source that names the same
+   day (±1 day: time zones), and loses 0.2 when a source of confidence ≥ 0.8 names another day.
+
+The result's ``published`` is an aware UTC datetime; ``local`` keeps the offset the page gave
+(or a :class:`~datetime.date` for day-precision answers; a UTC winner is shown in the offset of
+another candidate naming the same instant), so the day a reader of the page sees is known.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, Final
+
+from newscrawl.algorithms.jsonld import ld_article
+
+__all__ = ["CONFIDENCE", "Candidate", "Resolution", "date_from_url", "parse_datetime",
+           "resolve_dates"]
+
+#: Base confidence of each source (see the module docstring); the order breaks ties.
+CONFIDENCE: Final[dict[str, float]] = {
+    "sitemap": 0.95, "jsonld": 0.95, "og": 0.90, "microdata": 0.90, "feed": 0.85, "meta": 0.80,
+    "time": 0.75, "url": 0.60, "text": 0.58, "time_other": 0.55, "htmldate": 0.50,
+}
+_ORDER: Final = {name: i for i, name in enumerate(CONFIDENCE)}
+#: Page markup sources (the ones a URL date can overrule, rule 3).
+_MARKUP: Final = frozenset(
+    {"jsonld", "og", "microdata", "meta", "time", "time_other", "text", "htmldate"})
+_TEXT_TIMESTAMP: Final = re.compile(
+    r"(?<![0-9])((?:199[5-9]|20[0-9]{2}))\s*[-/.年]\s*([01]?[0-9])\s*[-/.月]\s*([0-3]?[0-9])\s*日?"
+    r"(?:\s*(?:[（(]?\s*(?:星期|周)[一二三四五六日天]\s*[)）]?))?[\s,T]*([0-2]?[0-9])\s*[:：时]\s*([0-5][0-9])"
+    r"(?:\s*[:：分]\s*([0-5][0-9]))?"
+)
+_US_TIMESTAMP: Final = re.compile(
+    r"(?<![0-9/])([01]?[0-9])/([0-3]?[0-9])/((?:199[5-9]|20[0-9]{2}))[\s,]+([0-2]?[0-9]):([0-5][0-9])"
+    r"(?::([0-5][0-9]))?\s*([AaPp][Mm])?"
+)
+#: Characters of visible text searched for a timestamp (from the start of <body>).
+_TEXT_WINDOW: Final = 20000
+
+# <meta> names / properties of the publication time, by source.
+_OG_META: Final = ("article:published_time", "og:article:published_time", "og:published_time")
+_OTHER_META: Final = (
+    "datepublished", "date", "pubdate", "publishdate", "publish-date", "publish_date",
+    "publication_date", "dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date",
+    "dcterms.created", "dc.date.created", "parsely-pub-date", "sailthru.date",
+    "article.published", "article_date_original", "original-publish-date",
+    "cxenseparse:recs:publishtime", "iso-8601-publish-date", "displaydate", "date.release",
+    "published_time", "og:pubdate", "pub_date", "created", "citation_publication_date",
+    "citation_date", "dc.date.published", "rnews:datepublished",
+)
+_MODIFIED_META: Final = (
+    "article:modified_time", "og:updated_time", "og:article:modified_time", "datemodified",
+    "dcterms.modified", "dc.date.modified", "last-modified", "lastmod", "modified_time",
+)
+_TIME_CLASS: Final = re.compile(r"publi|pubdate|post-?date|entry-date|article-date|datetime|date",
+                                re.I)
+_URL_DATE: Final = re.compile(
+    r"(?<![0-9])(?P<y>(?:199[5-9]|20[0-9]{2}))"
+    r"(?:(?P<s>[/_.-])(?P<m>0?[1-9]|1[0-2])(?:(?P=s)|/)(?P<d>0?[1-9]|[12][0-9]|3[01])"
+    r"|(?P<m2>0[1-9]|1[0-2])(?P<d2>0[1-9]|[12][0-9]|3[01]))(?![0-9])"
+)
+# Zone abbreviations seen in publishers' timestamps (seconds east of UTC).
+_TZ_ABBREVIATIONS: Final[dict[str, int]] = {
+    "UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "BST": 3600, "WEST": 3600, "CET": 3600, "MEZ": 3600,
+    "CEST": 7200, "MESZ": 7200, "EET": 7200, "EEST": 10800, "MSK": 10800, "IST": 19800,
+    "CDT": -18000, "EST": -18000, "EDT": -14400, "MST": -25200, "MDT": -21600,
+    "PST": -28800, "PDT": -25200, "JST": 32400, "KST": 32400, "HKT": 28800, "SGT": 28800,
+    "AEST": 36000, "AEDT": 39600,
+}
+_DATE_ONLY: Final = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
+_MIN_YEAR: Final = 1995
+#: Slack of the fetched_at bound for timestamps and for bare dates.
+_SLACK_TIMED: Final = timedelta(hours=1)
+_SLACK_DAY: Final = timedelta(hours=14)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One publication (or modification) timestamp of a page.
+
+    ``local`` is the value as the page gives it: an aware datetime in the page's offset (after
+    offset borrowing, rule 1) or a :class:`~datetime.date` for a bare date.
+    """
+
+    source: str
+    local: datetime | date
+    raw: str = ""
+
+    @property
+    def date_only(self) -> bool:
+        return not isinstance(self.local, datetime)
+
+    @property
+    def day(self) -> date:
+        return self.local.date() if isinstance(self.local, datetime) else self.local
+
+    @property
+    def utc(self) -> datetime:
+        """The instant in UTC (a bare date: midnight UTC of that day)."""
+        if isinstance(self.local, datetime):
+            return self.local.astimezone(timezone.utc)
+        return datetime(self.local.year, self.local.month, self.local.day, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What :func:`resolve_dates` found. ``published``/``modified`` are aware UTC datetimes."""
+
+    published: datetime | None = None
+    source: str | None = None
+    confidence: float = 0.0
+    local: datetime | date | None = None
+    modified: datetime | None = None
+    candidates: tuple[Candidate, ...] = ()
+    rejected: tuple[Candidate, ...] = field(default=())
+
+    @property
+    def date_only(self) -> bool:
+        return self.local is not None and not isinstance(self.local, datetime)
+
+
+def date_from_url(url: str | None) -> date | None:
+    """The publication day a URL path carries, or ``None``.
+
+    :param url: an absolute or relative URL.
+    :returns: the first full date (year 1995 or later, month and day valid) in the path:
+        ``/2024/09/30/``, ``/2024-09-30-slug``, ``/20240930/``, ``/2020-02/19/``; a year and
+        month alone (``/2020/06/``) is not a date. The query and fragment are not read.
+    :raises: nothing.
+
+    >>> date_from_url("https://example.com/politik/2024/09/30/wahl.html")
+    datetime.date(2024, 9, 30)
+    >>> date_from_url("https://example.com/journal/2020/06/88083") is None
+    True
+    """
+    if not url:
+        return None
+    path = url.split("://", 1)[-1]
+    path = path[path.find("/"):] if "/" in path else ""
+    path = path.split("?", 1)[0].split("#", 1)[0]
+    for m in _URL_DATE.finditer(path):
+        month = m.group("m") or m.group("m2")
+        day = m.group("d") or m.group("d2")
+        try:
+            return date(int(m.group("y")), int(month), int(day))
+        except ValueError:
+            continue
+    return None
+
+
+def parse_datetime(value: Any, *, assume_utc: bool = True) -> datetime | None:
+    """Parse a machine-readable timestamp into a timezone-aware UTC datetime.
+
+    :param value: ISO 8601 / RFC 3339 (``2024-09-29T15:27:29.697Z``, ``2023-04-28T20:22:00+02:00``,
+        ``2024-09-30 07:50:48``), RFC 2822 and other forms ``dateutil`` reads (common zone
+        abbreviations such as CEST, EDT, JST understood), or a Unix timestamp in seconds or
+        milliseconds (int, float or digit string).
+    :param assume_utc: a value without UTC offset is taken as UTC (else ``None`` is returned).
+    :returns: an aware datetime in UTC, or ``None`` when it does not parse.
+    :raises: nothing.
+    """
+    parsed = _parse_raw(value)
+    if parsed is None:
+        return None
+    if parsed.tzinfo is None:
+        if not assume_utc:
+            return None
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    try:
+        return parsed.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        return None
+
+
+def _parse_raw(value: Any) -> datetime | None:
+    """Parse like :func:`parse_datetime` but keep the offset, or no tzinfo when none was given."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        ts = float(value)
+        if ts > 1e11:
+            ts /= 1000.0
+        try:
+            return datetime.fromtimestamp(ts, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text or len(text) > 64:
+        return None
+    if text.isdigit() and len(text) in (10, 13):
+        return _parse_raw(int(text))
+    try:
+        parsed = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        try:
+            from dateutil import parser as du_parser
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # UnknownTimezoneWarning for odd zone names
+                parsed = du_parser.parse(text, tzinfos=_TZ_ABBREVIATIONS)
+        except (ValueError, OverflowError, TypeError, ImportError):
+            return None
+    if parsed.tzinfo is not None and parsed.tzinfo.utcoffset(parsed) is None:
+        parsed = parsed.replace(tzinfo=None)
+    return parsed
+
+
+def _parse(value: Any) -> tuple[datetime | date, bool] | None:
+    """(value, has an offset) — a date for bare dates, a datetime (naive or aware) otherwise."""
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if isinstance(value, datetime):
+        return value, value.tzinfo is not None
+    if isinstance(value, date):
+        return value, False
+    if isinstance(value, str) and _DATE_ONLY.match(value.strip()):
+        try:
+            y, m, d = (int(x) for x in value.strip().split("-"))
+            return date(y, m, d), False
+        except ValueError:
+            return None
+    parsed = _parse_raw(value)
+    if parsed is None:
+        return None
+    return parsed, parsed.tzinfo is not None
+
+
+def _localize(raw: list[tuple[str, Any]], donors: tuple[datetime, ...] = ()) -> list[Candidate]:
+    """Rule 1: parse every raw value; naive timestamps borrow an offset of the page (of the
+    other values, else of ``donors``)."""
+    parsed: list[tuple[str, datetime | date, str]] = []
+    for source, value in raw:
+        got = _parse(value)
+        if got is not None:
+            parsed.append((source, got[0], str(value)[:64]))
+    aware: list[datetime] = [
+        v for _s, v, _r in parsed if isinstance(v, datetime) and v.tzinfo is not None]
+    aware.extend(d for d in donors if d.tzinfo is not None)
+    out = []
+    for source, value, text in parsed:
+        if isinstance(value, datetime) and value.tzinfo is None:
+            same = [a for a in aware if a.replace(tzinfo=None, second=0, microsecond=0)
+                    == value.replace(second=0, microsecond=0)]
+            lender = same or aware
+            value = value.replace(tzinfo=lender[0].tzinfo if lender else timezone.utc)
+        out.append(Candidate(source, value, text))
+    return out
+
+
+def _within(c: Candidate, fetched_at: datetime | None, first_linked_at: datetime | None,
+            max_link_lag: float) -> bool:
+    if c.day.year < _MIN_YEAR:
+        return False
+    try:
+        utc = c.utc
+    except (OverflowError, ValueError):
+        return False
+    if fetched_at is not None:
+        if c.date_only:
+            if c.day > (fetched_at.astimezone(timezone.utc) + _SLACK_DAY).date():
+                return False
+        elif utc > fetched_at + _SLACK_TIMED:
+            return False
+    if first_linked_at is not None:
+        lower = first_linked_at - timedelta(seconds=max_link_lag)
+        if (utc + timedelta(days=1) if c.date_only else utc) < lower:
+            return False
+    return True
+
+
+def _near(a: date, b: date, days: int = 1) -> bool:
+    return abs((a - b).days) <= days
+
+
+def resolve_dates(
+    tree: Any,
+    url: str,
+    *,
+    ld: dict[str, Any] | None = None,
+    fetched_at: datetime | None = None,
+    first_linked_at: datetime | None = None,
+    feed_date: datetime | str | None = None,
+    sitemap_date: datetime | str | None = None,
+    max_link_lag: float = 30 * 86400.0,
+    extensive: bool = True,
+) -> Resolution:
+    """Resolve the publication and modification time of one article page.
+
+    :param tree: the page as an lxml HTML tree (``lxml.html.document_fromstring``), or ``None``
+        (only the URL and the crawl's own dates are used).
+    :param url: the page URL (its path may carry the date).
+    :param ld: the page's article JSON-LD object, when the caller has found it (else looked up).
+    :param fetched_at: when the crawl first fetched the page (aware datetime); upper bound.
+    :param first_linked_at: when the URL first appeared on a channel page the crawl had watched
+        before without it (aware datetime); lower bound with ``max_link_lag``.
+    :param feed_date: the feed entry's date for this URL (aware datetime or a timestamp string).
+    :param sitemap_date: the news sitemap's ``news:publication_date`` for this URL.
+    :param max_link_lag: how long before ``first_linked_at`` an article may be published and
+        still be linked as new (seconds; default 30 days: channel pages re-link older stories).
+    :param extensive: also look for a byline timestamp and run htmldate's extensive search
+        (about 15 ms per page) when no candidate of confidence ≥ 0.8 is found.
+    :returns: a :class:`Resolution` (``published is None`` when nothing usable was found).
+    :raises: nothing; unparsable values are ignored.
+    """
+    raw: list[tuple[str, Any]] = []
+    modified_raw: list[tuple[str, Any]] = []
+    if sitemap_date is not None:
+        raw.append(("sitemap", sitemap_date))
+    if feed_date is not None:
+        raw.append(("feed", feed_date))
+    if tree is not None:
+        _markup(tree, ld, raw, modified_raw)
+    url_day = date_from_url(url)
+    if url_day is not None:
+        raw.append(("url", url_day))
+    cands = _localize(raw)
+    if extensive and tree is not None and not any(
+        c.source != "url" and CONFIDENCE[c.source] >= 0.8 for c in cands
+    ):
+        stamp = _text_timestamp(tree)
+        if stamp is not None:
+            cands.extend(_localize([("text", stamp)], tuple(
+                c.local for c in cands if isinstance(c.local, datetime))))
+        found = _htmldate(tree, url, fetched_at)
+        if found is not None:
+            cands.append(Candidate("htmldate", found, found.isoformat()))
+    kept = [c for c in cands if _within(c, fetched_at, first_linked_at, max_link_lag)]
+    rejected = tuple(c for c in cands if c not in kept)
+    modified = _first_modified(modified_raw, cands)
+    if not kept:
+        return Resolution(modified=modified, candidates=tuple(cands), rejected=rejected)
+    best = min(kept, key=lambda c: (-CONFIDENCE[c.source], _ORDER[c.source]))
+    url_c = next((c for c in kept if c.source == "url"), None)
+    if url_c is not None and best.source in _MARKUP and (best.day - url_c.day).days > 1:
+        best = url_c  # rule 3: the markup date is an update
+    if best.date_only:  # a bare date gives way to a timed candidate of the same day
+        timed = [c for c in kept if not c.date_only and c.day == best.day]
+        if timed:
+            best = Candidate(best.source, min(timed, key=lambda c: _ORDER[c.source]).local, best.raw)
+    local = best.local
+    if isinstance(local, datetime) and local.utcoffset() == timedelta(0):
+        # a UTC timestamp: show it in the offset another candidate gives the same instant
+        for c in kept:
+            if (isinstance(c.local, datetime) and c.local.utcoffset()
+                    and abs((c.utc - best.utc).total_seconds()) <= 60):
+                local = local.astimezone(c.local.tzinfo)
+                break
+    agree = {c.source for c in kept if c.source != best.source and _near(c.day, best.day)}
+    against = {c.source for c in kept if c.source != best.source and not _near(c.day, best.day)
+               and CONFIDENCE[c.source] >= 0.8}
+    confidence = CONFIDENCE[best.source] + 0.05 * len(agree) - 0.2 * bool(against)
+    confidence = round(min(1.0, max(0.05, confidence)), 2)
+    return Resolution(
+        published=best.utc, source=best.source, confidence=confidence, local=local,
+        modified=modified, candidates=tuple(cands), rejected=rejected,
+    )
+
+
+def _markup(tree: Any, ld: dict[str, Any] | None, raw: list[tuple[str, Any]],
+            modified_raw: list[tuple[str, Any]]) -> None:
+    """Append the page's own publication / modification candidates (in precedence order)."""
+    if ld is None:
+        ld = ld_article(tree)
+    if ld is not None:
+        for key in ("datePublished", "dateCreated"):
+            if ld.get(key):
+                raw.append(("jsonld", ld.get(key)))
+                break
+        if ld.get("dateModified"):
+            modified_raw.append(("jsonld", ld.get("dateModified")))
+    metas: dict[str, str] = {}
+    for el in tree.iter("meta"):
+        attrs = el.attrib
+        key = (attrs.get("property") or attrs.get("name") or attrs.get("itemprop")
+               or attrs.get("http-equiv") or "").strip().lower()
+        content = (attrs.get("content") or "").strip()
+        if key and content and key not in metas:
+            metas[key] = content
+    for key in _OG_META:
+        if key in metas:
+            raw.append(("og", metas[key]))
+            break
+    for el in tree.xpath('//*[@itemprop="datePublished" or @itemprop="datepublished"]')[:2]:
+        value = el.get("content") or el.get("datetime")
+        if el.tag != "meta" and not value:
+            value = (el.text_content() or "").strip()
+        if value:
+            raw.append(("microdata", value))
+    for key in _OTHER_META:
+        if key in metas and key != "datepublished":
+            raw.append(("meta", metas[key]))
+            break
+    for key in _MODIFIED_META:
+        if key in metas:
+            modified_raw.append(("meta", metas[key]))
+            break
+    for el in tree.xpath('//*[@itemprop="dateModified" or @itemprop="datemodified"]')[:1]:
+        value = el.get("content") or el.get("datetime")
+        if value:
+            modified_raw.append(("microdata", value))
+    marked: list[str] = []
+    other: list[str] = []
+    for el in tree.xpath("//time[@datetime]")[:10]:
+        value = (el.get("datetime") or "").strip()
+        if not value:
+            continue
+        is_pub = ("pubdate" in el.attrib or el.get("itemprop") == "datePublished"
+                  or bool(_TIME_CLASS.search(el.get("class") or ""))
+                  or bool(_TIME_CLASS.search((el.getparent().get("class") or "")
+                                             if el.getparent() is not None else "")))
+        if el.get("itemprop") == "dateModified" or "updated" in (el.get("class") or "").lower():
+            continue
+        (marked if is_pub else other).append(value)
+    if marked:
+        raw.append(("time", marked[0]))
+    elif other:
+        raw.append(("time_other", other[0]))
+
+
+def _text_timestamp(tree: Any) -> datetime | None:
+    """The first date with a time of day in the visible text of ``<body>`` (naive), or None."""
+    body = tree.find("body") if hasattr(tree, "find") else None
+    if body is None:
+        return None
+    parts: list[str] = []
+    size = 0
+    for chunk in body.xpath(".//text()[not(ancestor::script) and not(ancestor::style)]"):
+        parts.append(str(chunk))
+        size += len(chunk)
+        if size > _TEXT_WINDOW:
+            break
+    text = " ".join(parts)
+    found: list[tuple[int, datetime]] = []
+    for m in _TEXT_TIMESTAMP.finditer(text):
+        y, mo, d, h, mi, s = m.groups()
+        try:
+            found.append((m.start(), datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0))))
+            break
+        except ValueError:
+            continue
+    for m in _US_TIMESTAMP.finditer(text):  # month/day/year, as US sites write it
+        mo, d, y, h, mi, s, half = m.groups()
+        hour = int(h) % 12 + (12 if half and half.lower() == "pm" else 0) if half else int(h)
+        try:
+            found.append((m.start(), datetime(int(y), int(mo), int(d), hour, int(mi), int(s or 0))))
+            break
+        except ValueError:
+            continue
+    return min(found, key=lambda f: f[0])[1] if found else None
+
+
+def _first_modified(modified_raw: list[tuple[str, Any]], cands: list[Candidate]) -> datetime | None:
+    donors = tuple(c.local for c in cands if isinstance(c.local, datetime))
+    for cand in _localize(modified_raw, donors):
+        try:
+            return cand.utc
+        except (OverflowError, ValueError):
+            continue
+    return None
+
+
+def _htmldate(tree: Any, url: str, fetched_at: datetime | None) -> date | None:
+    """htmldate's extensive search (original date), bounded by ``fetched_at``; day precision."""
+    try:
+        from htmldate import find_date
+    except ImportError:  # pragma: no cover - htmldate ships with trafilatura
+        return None
+    max_date = None
+    if fetched_at is not None:
+        max_date = (fetched_at.astimezone(timezone.utc) + _SLACK_DAY).strftime("%Y-%m-%d")
+    try:
+        found = find_date(tree, url=url or None, extensive_search=True, original_date=True,
+                          outputformat="%Y-%m-%d", max_date=max_date)
+    except Exception:  # noqa: BLE001 - htmldate raises on some malformed trees
+        return None
+    if not found:
+        return None
+    try:
+        return date.fromisoformat(found)
+    except ValueError:
+        return None
