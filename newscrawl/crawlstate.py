@@ -375,9 +375,22 @@ class RunState:
 
     def pending_records(self) -> list[dict[str, Any]]:
         """Records of pages known and never visited (links found, not fetched yet: the
-        durable frontier), seeds and evicted pages left out."""
+        durable frontier), evicted pages left out."""
         return [r for r in self.records.values()
-                if not r.get("last_visit") and not r.get("seed") and not r.get("evicted")]
+                if not r.get("last_visit") and not r.get("evicted")]
+
+    def add_pending(self, docs: Iterable[Mapping[str, Any]]) -> int:
+        """Take the to-visit records the store holds and this run does not know (found by
+        other workers since it started); returns how many."""
+        added = 0
+        for doc in docs:
+            rec = from_doc(doc)
+            fp = rec.get("fp")
+            if fp and fp not in self.records and not rec.get("last_visit"):
+                self.records[fp] = rec
+                self.stored.add(fp)
+                added += 1
+        return added
 
     def _held(self, pending_after: float) -> set[str]:
         """Dirty records a periodic flush leaves for later (see :meth:`drain`)."""

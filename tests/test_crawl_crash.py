@@ -9,6 +9,8 @@ durable frontier), not from pages that look unchanged: every article stored exac
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -27,6 +29,7 @@ pytestmark = pytest.mark.slow
 SETTINGS = {
     "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": "127.0.0.1,localhost",
     "TELNETCONSOLE_ENABLED": "False",
+    "CONCURRENT_REQUESTS_PER_DOMAIN": "4",
     "NEWSCRAWL_REVISIT_FLUSH_INTERVAL": "1",
     "NEWSCRAWL_MONGO_FLUSH_INTERVAL": "1",
 }
@@ -89,6 +92,70 @@ def test_kill_9_then_the_same_command_loses_nothing(kill_after, tmp_path):
     assert not lost, f"{len(lost)} of 300 articles lost (killed after {served_before}): {lost[:5]}"
     assert not twice, f"stored more than once: {twice}"
     assert len(stored) == 300
-    # The re-run found the entry unchanged and read its links no more: what it fetched came
-    # from the crawl state.
-    assert int(stats.get("newscrawl/revisit/new", 0)) + served_before >= 300
+    if kill_after >= 195:
+        # Late kills: the re-run found the entry page unchanged (HEAD) and read its links no
+        # more; what it fetched came from the to-visit records of the crawl state.
+        assert int(stats.get("newscrawl/revisit/unchanged/head", 0)) >= 1, stats
+        assert int(stats.get("newscrawl/crawlstate/loaded", 0)) > served_before // 2
+
+
+# --- distributed: Redis restarted empty mid-crawl ----------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _redis_server(port: int) -> subprocess.Popen:
+    """A redis-server of this test on ``port`` (127.0.0.1), keeping nothing on disk."""
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("redis-server did not start")
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server (Redis)")
+def test_redis_restarted_empty_mid_crawl_loses_nothing_and_says_so(tmp_path):
+    site = FaultSite(delay=0.005)
+    data_dir = tmp_path / "data"
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI",
+                                                            "REDIS_URL")}
+    env.update({"NEWSCRAWL_DATA_DIR": str(data_dir),
+                "REDIS_URL": f"redis://127.0.0.1:{port}/15"})  # db 15 of this test's server
+    settings = {**SETTINGS, "NEWSCRAWL_REDIS_IDLE_CLOSE": "1.5",
+                "NEWSCRAWL_REDIS_WORKER_TIMEOUT": "3", "NEWSCRAWL_POLITENESS_FACTOR": "0"}
+    redis = _redis_server(port)
+    try:
+        with serve(site) as url:
+            with open(tmp_path / "worker.log", "w", encoding="utf-8") as log:
+                worker = subprocess.Popen(command(url, settings), cwd=REPO, env=env, stdout=log,
+                                          stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 120
+            while site.articles_fetched() < 100 and worker.poll() is None:
+                assert time.monotonic() < deadline, "100 articles not served in 120 s"
+                time.sleep(0.005)
+            redis.kill()  # restarted empty: every queued request is gone
+            redis.wait()
+            redis = _redis_server(port)
+            assert worker.wait(timeout=300) == 0
+    finally:
+        redis.kill()
+        redis.wait()
+    stored = stored_articles(data_dir)
+    lost = sorted(set(article_paths()) - set(stored))
+    assert not lost, f"{len(lost)} of 300 articles lost: {lost[:5]}"
+    assert not {p: n for p, n in stored.items() if n > 1}
+    log_text = (tmp_path / "worker.log").read_text(encoding="utf-8")
+    stats = stats_of(log_text)
+    assert log_text.count("Redis lost the shared frontier") == 1  # one warning, counted
+    assert int(stats.get("newscrawl/redis/frontier_lost", 0)) == 1, stats
+    assert int(stats.get("newscrawl/revisit/requeued", 0)) > 0, stats
