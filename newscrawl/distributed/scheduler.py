@@ -532,7 +532,7 @@ class DistributedScheduler(Scheduler):
         except RedisError as exc:
             logger.warning("Redis error while idle: %s", exc)
             raise DontCloseSpider from exc
-        if lost or queued or leased or pending or self._popped or self._unsent > 0:
+        if lost or queued or leased or pending or self._popped:
             self._quiet_since = None
             raise DontCloseSpider
         now = time.monotonic()
