@@ -97,6 +97,12 @@ PAGES: dict[str, PageSource] = {
     "zeit": PageSource("https://www.zeit.de/index", f"{SET01}/zeit.de_2023-05-01/index.html"),
     "sueddeutsche_sport": PageSource("https://www.sueddeutsche.de/sport",
                                      f"{SET01}/sueddeutsche.de_2024-10-01/sport.html"),
+    # Channel pages of the fully labelled set (tests/linkclass_labelling.py).
+    "zeit_news": PageSource("https://www.zeit.de/news/index", f"{SET01}/zeit.de_2023-05-01/news.html"),
+    "heise_newsticker": PageSource("https://www.heise.de/newsticker/",
+                                   f"{SET01}/heise.de_2026-03-01/newsticker.html"),
+    "tencent_news": PageSource("https://news.qq.com/",
+                               f"{SET11}/list/tencent_important_news.html"),
 }
 
 #: The four home pages of the issue (at least 45 hand-checked rows each).
