@@ -116,16 +116,15 @@ SITE_RULES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
         (O, r"//(?:login|vote|tousu|touzi|ka|zhongce|open|vip\.book|vip\.stock\.finance|"
             r"live\.finance|db\.auto|data\.auto|product\.astro|sax|zx\.jiaju|anli\.jiaju|"
             r"iask|help|weather|tianqi|lottery|sinalottery|caipiao|mail|game|g|"
-            r"wanwan|kan|app|m|dealer\.auto|price\.auto)\.sina\.com\.cn/"),
+            r"wanwan|kan|app|m|dealer\.auto|price\.auto|career|emarketing|kf\.games|search|"
+            r"designer\.jiaju|jiancai\.jiaju|91\.jiaju|data\.auto)\.sina\.com\.cn/"),
         (O, r"sina\.com\.cn/(?:contactus|intro|licen[cs]e|ad/|guest|corp/|sina\.html|"
-            r"hr/|aboutsina|sitemap)"),
+            r"aboutsina|sitemap|city/Declaration)"),
         (O, r"//fashion\.sina\.com\.cn/try/"),  # product trials
-        (O, r"//(?:api\.ggt|jiaoyi|zhibo|fund|licaishi|drug\.health|city|corp)\.sina\.com\.cn/"),
+        (O, r"//(?:api\.ggt|jiaoyi|zhibo|fund|licaishi|drug\.health|corp|touzi|lottery)\.sina\.com\.cn/"),
         (O, r"sina\.com\.cn/(?:mobile/comfinanceweb|forex/paijia|realstock/|money/future/[A-Z]+/"
             r"quote|money/forex/hq/|hd\.shtml|jump\.shtml)"),  # apps, quotes, redirects
-        (O, r"//astro\.sina\.com\.cn/(?:fate_day_|focus/)[A-Za-z]+/$"),  # horoscopes
         (A, r"//games\.sina\.com\.cn/o/kb/\d+\.shtml$"),
-        (O, r"//fo\.sina\.com\.cn/intro/"),
         # articles: dated doc-/zl-/detail-/zldoc- pages, long numeric ids, galleries, blog posts,
         # self-media articles, video items, article wrappers
         (A, r"sina\.com\.cn/.*(?:19|20)\d\d-?\d\d-?\d\d/.*[a-z0-9_-]+\.s?html?"),
@@ -154,13 +153,13 @@ SITE_RULES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
             r"dldir1|fans\.sports|film|fm|g|gaopeng|go|gu|guanjia|ilike|im|image|iwan|kb|"
             r"kuaibao|kf|kg|m|mail|map|mini|nba\.stats|open|pay|pc|piao|pim|player|py|qzone|"
             r"service|shaka|show|support|stockapp\.finance|stockhtm\.finance|tianqi|vip|"
-            r"vip\.music|weather\.news|weixin|xf|xing|y|youpin|ac|hea|meishi|abroad|"
-            r"fun)\.qq\.com/"),
+            r"vip\.music|weather\.news|weixin|xf|xing|y|youpin|ac|meishi|fun|qian)\.qq\.com/"),
         (O, r"//(?:wuxia|x5|xycq|yxwd|tlbb|speed|pvp|nz|mxd2|lol|jxqy|hyrz|hlddz|huoying|hdl|"
             r"eafifa|dnf|dn|cf|cfm)\.qq\.com/"),
         (O, r"//v\.qq\.com/(?!x/page/|x/cover/[^/]+/[^/]+\.html|p/cross/)"),  # VOD listings
         (O, r"//www\.qq\.com/(?!map/|$)"),  # licences, policies, results press releases
-        (O, r"qq\.com/(?:mobile/|kbs/|fans/|onlinepurchase|jiangjia\.htm|2017stock/|hkHSI|i/$|"
+        (O, r"//(?:news|house)\.qq\.com/mobile/"),  # app download pages
+        (O, r"qq\.com/(?:kbs/|fans/|onlinepurchase|jiangjia\.htm|2017stock/|hkHSI|i/$|"
             r"ceshi/|06newver/|zt2014/2014qtnews/ccybspxd|ext2020/new2019/postmsg)"),
         (O, r"qq\.com/zt20\d\d/[^/]+/(?:zsyhxyk|jeep)\.html?$"),  # advertisements (anchor text)
         # articles
@@ -184,9 +183,9 @@ SITE_RULES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
         (C, r"//sports\.qq\.com/(?:cba|others/\w+\.htm)$"),
     ),
     "sohu.com": _rules(
-        (O, r"//(?:00\.auto|2sc|ad|caipiao|corp|db\.auto|dealer\.auto|game|hr|images|"
+        (O, r"//(?:00\.auto|2sc|ad|caipiao|corp|db\.auto|dealer\.auto|hr|images|"
             r"investors|jiangjia\.auto|mail|pay|popup|q\.stock|mp|my\.tv|film|v\.auto|"
-            r"mote\.auto|blog|acg)\.sohu\.com/"),  # mp./blog.: self-media profiles
+            r"mote\.auto)\.sohu\.com/"),  # mp.: self-media profiles
         (O, r"//www\.sohu\.com/upload/"),  # licences
         (O, r"//tv\.sohu\.com/(?:drama|movie|show|comic|self|s\d{4})"),  # VOD programmes
         (O, r"//tv\.sohu\.com/v/.+\?txid="),  # programme guide: a TV series / show

@@ -35,6 +35,10 @@ Element: TypeAlias = Any
 MAX_ANCHORS_IN_IMAGE_BLOCK = 3
 #: How many ancestors are inspected for headline / bold markup and for the image block.
 ANCESTOR_LEVELS = 4
+#: A link's block (``RawLink.block``) is the nearest ancestor with at least this many anchors …
+BLOCK_MIN_ANCHORS = 8
+#: … found at most this many levels above the anchor.
+BLOCK_LEVELS = 6
 
 _BLOCK_TAGS = frozenset({"li", "article", "figure", "dd", "td", "section", "div"})
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "big"})
@@ -62,12 +66,16 @@ class RawLink:
         text: anchor text (whitespace folded; an image's ``alt`` when the anchor has no text).
         tag: ``"a"`` (also ``<area>``) or ``"frame"`` (``<frame>``/``<iframe>`` src).
         features: ``{"image": 0|1, "font_size": 0|1, "bold": 0|1}``.
+        block: an id, unique within the page, of the link's navigation / list block (the
+            nearest ancestor holding at least :data:`BLOCK_MIN_ANCHORS` anchors, at most
+            :data:`BLOCK_LEVELS` levels up); 0 when there is none.
     """
 
     url: str
     text: str
     tag: str
     features: dict[str, int] = field(default_factory=dict)
+    block: int = 0
 
 
 @dataclass(slots=True)
@@ -265,6 +273,7 @@ def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
     stats = stats if stats is not None else ExtractionStats()
     base_url = document_base(root, page_url)
     links: list[RawLink] = []
+    blocks = _Blocks(root)
     for el in root.iter("a", "area", "frame", "iframe"):
         tag = el.tag
         raw = el.get("src") if tag in ("frame", "iframe") else el.get("href")
@@ -287,5 +296,32 @@ def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
             links.append(RawLink(url, "", "frame", {"image": 0, "font_size": 0, "bold": 0}))
         else:
             block = _teaser_block(el)
-            links.append(RawLink(url, _anchor_text(el, block), "a", link_features(el, block=block)))
+            links.append(RawLink(url, _anchor_text(el, block), "a", link_features(el, block=block),
+                                 blocks.of(el)))
     return links
+
+
+class _Blocks:
+    """Navigation / list blocks of a page: ancestors holding many anchors (``RawLink.block``).
+
+    One pass counts, for each element up to :data:`BLOCK_LEVELS` above an anchor, the anchors
+    below it; :meth:`of` then walks up from an anchor to the first ancestor with at least
+    :data:`BLOCK_MIN_ANCHORS`.
+    """
+
+    def __init__(self, root: Element) -> None:
+        self.counts: dict[Element, int] = {}
+        self.ids: dict[Element, int] = {}
+        for anchor in root.iter("a"):
+            for level, parent in enumerate(anchor.iterancestors()):
+                if level >= BLOCK_LEVELS:
+                    break
+                self.counts[parent] = self.counts.get(parent, 0) + 1
+
+    def of(self, anchor: Element) -> int:
+        for level, parent in enumerate(anchor.iterancestors()):
+            if level >= BLOCK_LEVELS:
+                break
+            if self.counts.get(parent, 0) >= BLOCK_MIN_ANCHORS:
+                return self.ids.setdefault(parent, len(self.ids) + 1)
+        return 0
