@@ -82,7 +82,7 @@ SITE_RULES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
             r"community|inserieren|partnersuche|studiengaenge|berufstest|zeitreisen|z2x|"
             r"cmk)\.zeit\.de/"),
         (O, r"zeit\.de/(?:administratives|angebote|campus/angebote|zett/angebote|hilfe|"
-            r"impressum|newsletter|spiele|schach|archiv/index|exklusive-zeit-artikel)"),
+            r"impressum|newsletter|spiele|schach)"),
         # articles: /<section>[/<sub>]/YYYY-MM/<slug>, print issue /YYYY/NN/<slug>, news ticker
         # /news/YYYY-MM/DD/<slug>, video /video/YYYY-MM/<id>/<slug>, live blogs
         (A, r"zeit\.de/(?:[a-z-]+/){0,2}\d{4}-\d\d/(?:\d\d/|\d{10,}/)?[a-z0-9-]+$"),
@@ -92,7 +92,8 @@ SITE_RULES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
         # issue pages, news lists, podcasts overview, data desk
         (C, r"//www\.zeit\.de/(?:[a-z0-9-]+/){0,2}index$"),
         (C, r"//www\.zeit\.de/(?:thema|serie|schwerpunkte)/[a-z0-9-]+$"),
-        (C, r"//www\.zeit\.de/(?:sport|podcasts|10nach8|daten-und-visualisierung)$"),
+        (C, r"//www\.zeit\.de/(?:sport|podcasts|10nach8|daten-und-visualisierung|"
+            r"exklusive-zeit-artikel)$"),
         (C, r"//www\.zeit\.de/news/(?:nachrichten|regionalnachrichten)$"),
         (C, r"//www\.zeit\.de/wochenende/\d{4}/\d\d(?:hp)?$"),
     ),
@@ -118,7 +119,8 @@ SITE_RULES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
             r"iask|help|weather|tianqi|lottery|sinalottery|caipiao|mail|game|g|"
             r"wanwan|kan|app|m|dealer\.auto|price\.auto|career|emarketing|kf\.games|search|"
             r"designer\.jiaju|jiancai\.jiaju|91\.jiaju|data\.auto)\.sina\.com\.cn/"),
-        (O, r"sina\.com\.cn/(?:contactus|intro|licen[cs]e|ad/|guest|corp/|sina\.html|"
+        (O, r"//www\.sina\.com\.cn/intro/"),
+        (O, r"sina\.com\.cn/(?:contactus|licen[cs]e|ad/|guest|corp/|sina\.html|"
             r"aboutsina|sitemap|city/Declaration)"),
         (O, r"//fashion\.sina\.com\.cn/try/"),  # product trials
         (O, r"//(?:api\.ggt|jiaoyi|zhibo|fund|licaishi|drug\.health|corp|touzi|lottery)\.sina\.com\.cn/"),

@@ -84,8 +84,7 @@ CONTENT = "content"
 #: Role of links that are not followed (outward, upward, same-host crosswise).
 DROPPED = "dropped"
 
-_INDEX_NAMES = re.compile(r"^(?:index|default|home|start|main|portal)(?:\.d)?(?:\.[a-z0-9]{2,5})?$",
-                          re.IGNORECASE)
+_INDEX_NAMES = re.compile(r"^(?:index|default|home|start|main|portal)(?:\.[a-z0-9]{2,5})?$", re.IGNORECASE)
 _FILE_EXTENSION = re.compile(r"\.(?:s?html?|php\d?|aspx?|jspx?|cgi|pl|cfm|xml)$", re.IGNORECASE)
 _DATE_IN_PATH = re.compile(
     r"/(?:19|20)\d\d(?:[-_/.]?(?:0[1-9]|1[0-2]))(?:[-_/.]?(?:0[1-9]|[12]\d|3[01]))?(?:/|[-_]|$)"
@@ -215,7 +214,7 @@ def is_directory_page(url: str) -> bool:
 
 #: Directories of special-topic pages (``/zt2017/…/lswl.htm``, ``/zt_d/…``, ``/s2018/…``).
 _SPECIAL_DIR = re.compile(r"^(?:zt|zt_d|zhuanti|special|specials|dossier|s)\d*$", re.IGNORECASE)
-_CHANNEL_NAME = re.compile(r"(?:^|[_-])(?:index|list|photo)(?:[_-]?\d+)*$|^list\d+$|^index_[a-z]+$",
+_CHANNEL_NAME = re.compile(r"(?:^|[_-])(?:index|list|photo)(?:[_-]?\d+)*(?:\.d)?$|^list\d+$|^index_[a-z]+$",
                             re.IGNORECASE)
 #: A one-word page name (``nba.shtml``, ``gyzx.html``): a channel when on an editorial sister host.
 _ONE_WORD_PAGE = re.compile(r"^[a-z]{2,12}$")
@@ -440,7 +439,8 @@ def classify_page(start_url: str, raw_links: Sequence[RawLink], *, min_group: in
             continue
         article = use_shape and is_article_shaped(url)
         articles[url] = article
-        reason = rules.service_reason(url, start.domain, article_shaped=article)
+        reason = rules.service_reason(url, start.domain, article_shaped=article,
+                                      own_host=start.host)
         if reason:
             link.reason = f"service:{reason}"
             continue
@@ -487,7 +487,7 @@ def classify_page(start_url: str, raw_links: Sequence[RawLink], *, min_group: in
                 continue
             parts = urlsplit(link.url)
             root = f"{parts.scheme}://{parts.netloc}/"
-            if rules.service_reason(root, start.domain, article_shaped=False):
+            if rules.service_reason(root, start.domain, article_shaped=False, own_host=start.host):
                 continue
             # One entry per host, whichever scheme the page linked first.
             entries[host] = root

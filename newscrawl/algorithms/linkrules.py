@@ -11,10 +11,15 @@ A link is a *service link* (:meth:`LinkRules.service_reason`) when
 
 - a label of its host below the registered domain is a service host label
   (``shop.heise.de``, ``stellenmarkt.sueddeutsche.de``, ``coral.qq.com``), or
-- one of its directory segments — and its last segment too, unless the URL is article-shaped —
+- one of its path segments (of an article-shaped URL: its first segment only, the site area)
   is a service path segment, or starts with one followed by ``-``/``_``
   (``/gutscheine/ebay``, ``/newsletter-homepagefooter``, ``/raetsel/schach/``), or
-- it starts with a per-site ``prefixes`` entry (``host/path``: ``v.qq.com/detail/``).
+- it starts with a per-site ``prefixes`` entry (``host/path``: ``v.qq.com/detail/``), or
+  matches a per-site ``patterns`` regular expression over ``host/path``
+  (``^v\.qq\.com/x/cover/[^/]+\.html$``: a programme's cover page, not one of its videos).
+
+Host labels of the page's own host never count (a crawl started on ``m.example.com`` keeps its
+links); an unrendered template (``/newsticker/${url}``) is a service link too.
 
 Per-site entries (``sites``, keyed by registered domain) add labels, segments and prefixes for
 one site only: knowledge about a publisher's own hosts, the way fundus declares publishers as
@@ -25,7 +30,8 @@ File format (JSON; every key optional)::
     {"replace": false,                       # true: start from empty rules, not the defaults
      "hosts": ["shop", "abo"],               # service host labels, all sites
      "paths": ["gutscheine", "login"],       # service path segments, all sites
-     "sites": {"example.com": {"hosts": [...], "paths": [...], "prefixes": ["v.example.com/tv/"]}}}
+     "sites": {"example.com": {"hosts": [...], "paths": [...], "prefixes": ["v.example.com/tv/"],
+                               "patterns": ["^v\\.example\\.com/show/[^/]+$"]}}}
 
 Source: the vocabulary was read off the ten hand-labelled pages of
 ``tests/linkclass_labels.tsv`` (sueddeutsche, zeit, heise, sina, sohu, qq) and is measured by
@@ -38,6 +44,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -60,6 +67,8 @@ SERVICE_HOSTS = frozenset({
     "ad", "ads", "sax", "mediadaten", "datenschutz", "privacy",
     # help desks, support
     "help", "hilfe", "support", "service", "kf",
+    # mobile mirrors and app download pages of a desktop site
+    "m", "wap",
 })
 
 #: Path segments (or their first word) of service pages on any site.
@@ -70,7 +79,7 @@ SERVICE_PATHS = frozenset({
     "updates", "utiq", "gutscheine", "coupons", "raetsel", "spiele", "quiz", "jobs", "karriere",
     "abo", "bestellung", "shop", "preisvergleich", "tarifrechner", "download", "downloads",
     "angebote", "administratives", "sport-liveticker", "copyright", "licence", "license",
-    "upload", "forum", "foren", "meine", "my", "search", "suche",
+    "upload", "forum", "foren", "meine", "my", "search", "suche", "ad", "ads",
 })
 
 
@@ -81,6 +90,7 @@ class SiteRules:
     hosts: frozenset[str] = frozenset()
     paths: frozenset[str] = frozenset()
     prefixes: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
 
 
 #: Per-site knowledge of the seed sites: sponsored / shop / VOD hosts whose names are no general
@@ -103,14 +113,17 @@ SITE_DEFAULTS: dict[str, SiteRules] = {
     "qq.com": SiteRules(hosts=frozenset({"chuangshi", "yunqi", "dushu", "book", "class", "ke",
                                          "film", "fans", "baojia", "data", "db", "gu",
                                          "stockhtm", "stockapp", "nba", "110", "browser",
-                                         "automall", "youpin", "weather", "m", "fun", "qian"}),
-                        paths=frozenset({"fans", "kbs", "ceshi"}),
-                        prefixes=("v.qq.com/detail/", "v.qq.com/x/list/", "v.qq.com/tv/", "v.qq.com/movie/", "v.qq.com/variety/",
-                                  "v.qq.com/cartoon/", "v.qq.com/doco/", "v.qq.com/x/teleplaylist")),
+                                         "automall", "youpin", "weather", "fun", "qian", "ac"}),
+                        paths=frozenset({"fans", "kbs", "ceshi", "jiangjia"}),
+                        # v.qq.com is the video-on-demand platform: only its single videos
+                        # (x/page/<vid>, x/cover/<cid>/<vid>) are news items
+                        patterns=(r"^v\.qq\.com/(?!x/page/|x/cover/[^/]+/|p/cross/)",),
+                        ),
     "sina.com.cn": SiteRules(hosts=frozenset({"vip", "db", "ka", "zhongce", "licaishi", "jiaoyi",
                                               "open", "product", "data", "dealer", "zx", "anli",
                                               "live", "fund", "touzi", "zhibo", "lottery",
                                               "weather", "emarketing", "designer", "jiancai"}),
+                             paths=frozenset({"quote", "hq", "realstock", "paijia", "jump"}),
                              prefixes=("fashion.sina.com.cn/try/",)),
 }
 
@@ -131,35 +144,44 @@ class LinkRules:
     common: SiteRules = field(default_factory=SiteRules)
     sites: Mapping[str, SiteRules] = field(default_factory=dict)
 
-    def service_reason(self, url: str, domain: str, *, article_shaped: bool) -> str:
-        """Why ``url`` is a service link (``"host"``, ``"path"`` or ``"prefix"``), or ``""``.
+    def service_reason(self, url: str, domain: str, *, article_shaped: bool,
+                       own_host: str = "") -> str:
+        """Why ``url`` is a service link (``"host"``, ``"path"``, ``"prefix"``, ``"pattern"``),
+        or ``""`` when it is not one.
 
         Args:
             url: absolute URL.
             domain: its registered domain (``newscrawl.algorithms.urls.registered_domain``).
-            article_shaped: whether the URL looks like one article; its last segment is then
-                not compared with the service segments (``/2023/18/…-karriere-…`` stays news).
+            article_shaped: whether the URL looks like one article; only its first segment is
+                then compared with the service segments (``/jobs/…-123456.html`` is a job ad,
+                ``/digital/datenschutz/2023-04/<slug>`` and ``/2023/18/…-karriere-…`` stay news).
+            own_host: the host of the page being classified: its own host labels never make a
+                link a service link (a crawl started on ``m.example.com`` keeps its links).
         """
         parts = urlsplit(url)
         host = (parts.hostname or "").lower()
         site = self.sites.get(domain)
         below = host[: -len(domain)].rstrip(".") if domain and host.endswith(domain) else host
-        labels = set(below.split(".")) if below else set()
+        labels = set(below.split(".")) if below and host != own_host else set()
         if labels & self.common.hosts or (site is not None and labels & site.hosts):
             return "host"
         segments = [unquote(s).lower() for s in parts.path.split("/") if s]
         if any("${" in s or "{{" in s for s in segments):
             return "path"  # an unrendered template: /newsticker/${url}
         if article_shaped:
-            segments = segments[:-1]
+            # An article is judged by the site area it sits in (its first segment: /download/,
+            # /jobs/), not by its subject directories (/digital/datenschutz/2023-04/<slug>).
+            segments = segments[:1] if len(segments) > 1 else []
         for segment in segments:
             for word in (segment, _first_word(segment)):
                 if word in self.common.paths or (site is not None and word in site.paths):
                     return "path"
-        if site is not None and site.prefixes:
+        if site is not None and (site.prefixes or site.patterns):
             target = host + parts.path
             if any(target.startswith(prefix) for prefix in site.prefixes):
                 return "prefix"
+            if any(_compiled(p).search(target) for p in site.patterns):
+                return "pattern"
         return ""
 
 
@@ -174,16 +196,31 @@ def _words(values: Any, what: str) -> frozenset[str]:
 def _site(data: Any, where: str) -> SiteRules:
     if not isinstance(data, dict):
         raise ValueError(f"link rules: {where} must be an object")
-    unknown = set(data) - {"hosts", "paths", "prefixes"}
+    unknown = set(data) - {"hosts", "paths", "prefixes", "patterns"}
     if unknown:
         raise ValueError(f"link rules: {where} has unknown keys {sorted(unknown)}")
     prefixes = _words(data.get("prefixes"), f"{where}.prefixes")
+    patterns = data.get("patterns") or []
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise ValueError(f"link rules: {where}.patterns must be a list of strings")
+    for pattern in patterns:
+        try:
+            _compiled(pattern)
+        except re.error as exc:
+            raise ValueError(f"link rules: {where}.patterns: {pattern!r}: {exc}") from exc
     return SiteRules(_words(data.get("hosts"), f"{where}.hosts"),
-                     _words(data.get("paths"), f"{where}.paths"), tuple(sorted(prefixes)))
+                     _words(data.get("paths"), f"{where}.paths"), tuple(sorted(prefixes)),
+                     tuple(patterns))
 
 
 def _union(a: SiteRules, b: SiteRules) -> SiteRules:
-    return SiteRules(a.hosts | b.hosts, a.paths | b.paths, tuple(sorted({*a.prefixes, *b.prefixes})))
+    return SiteRules(a.hosts | b.hosts, a.paths | b.paths, tuple(sorted({*a.prefixes, *b.prefixes})),
+                     tuple(dict.fromkeys((*a.patterns, *b.patterns))))
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def build_rules(data: Mapping[str, Any] | None = None) -> LinkRules:
