@@ -109,11 +109,16 @@ def test_classify_page_merges_duplicates_and_fragments():
 def test_crosswise_entries_and_outward_frames():
     start = "https://www.sina.com.cn/"
     raw = _links(["https://news.sina.com.cn/c/2018-08-08/doc-ihhkuskt.shtml",
-                  "https://sports.sina.com.cn/", "https://weibo.com/x"])
+                  "https://sports.sina.com.cn/", "https://sports.sina.com.cn/g/2018-08-08/doc-i1.shtml",
+                  "https://browser.sina.com.cn/", "https://weibo.com/x"])
     raw += _links(["https://ads.other.com/f.html", "https://www.sina.com.cn/frame.html"], tag="frame")
     page = classify_page(start, raw)
     by_url = {link.url: link for link in page.links}
-    assert set(page.entries) == {"https://news.sina.com.cn/", "https://sports.sina.com.cn/"}
+    # news. and sports. carry articles (editorial hosts); sports.'s root is a node link itself,
+    # news. gets an entry; a lone link to another host's root shows nothing: not followed.
+    assert page.entries == ["https://news.sina.com.cn/"]
+    assert by_url["https://sports.sina.com.cn/"].role == NODE
+    assert by_url["https://browser.sina.com.cn/"].role == DROPPED
     assert by_url["https://news.sina.com.cn/c/2018-08-08/doc-ihhkuskt.shtml"].role == CONTENT
     assert by_url["https://weibo.com/x"].link_class is LinkClass.OUTWARD
     assert by_url["https://weibo.com/x"].role == DROPPED

@@ -160,8 +160,8 @@ def is_article_shaped(url: str) -> bool:
     if (parts.hostname or "").split(".")[0] in _COMMENT_HOSTS:
         return False
     ancestors = [s.lower() for s in segments[:-1]]
-    if any(s in _SERVICE_DIRS or s in _TAXONOMY_DIRS for s in ancestors):
-        return False
+    if any(s in _TAXONOMY_DIRS for s in ancestors) or any(s in _SERVICE_DIRS for s in ancestors[:1]):
+        return False  # a service area is the first segment: /digital/datenschutz/<slug> is news
     first_word = _WORD_SPLIT.split(_FILE_EXTENSION.sub("", segment))[0]
     if first_word and _SERVICE_FIRST_WORD.match(first_word):
         return False

@@ -1,4 +1,4 @@
-"""Which links lead to service pages, not news: the data behind link classification's drop list.
+r"""Which links lead to service pages, not news: the data behind link classification's drop list.
 
 A news crawler should not spend node requests on a site's shop, job market, login, price
 comparison, games, comment threads or sponsored microsites, nor store their pages as articles
@@ -79,7 +79,7 @@ SERVICE_PATHS = frozenset({
     "updates", "utiq", "gutscheine", "coupons", "raetsel", "spiele", "quiz", "jobs", "karriere",
     "abo", "bestellung", "shop", "preisvergleich", "tarifrechner", "download", "downloads",
     "angebote", "administratives", "sport-liveticker", "copyright", "licence", "license",
-    "upload", "forum", "foren", "meine", "my", "search", "suche", "ad", "ads",
+    "upload", "forum", "foren", "meine", "my", "ad", "ads",
 })
 
 
