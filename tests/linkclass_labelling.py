@@ -127,6 +127,10 @@ SITE_RULES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
         (O, r"sina\.com\.cn/(?:mobile/comfinanceweb|forex/paijia|realstock/|money/future/[A-Z]+/"
             r"quote|money/forex/hq/|hd\.shtml|jump\.shtml)"),  # apps, quotes, redirects
         (A, r"//games\.sina\.com\.cn/o/kb/\d+\.shtml$"),
+        (A, r"//dj\.sina\.com\.cn/(?:[a-z]+/)?article/[a-z0-9]+\.shtml$"),  # esports news
+        (A, r"//aipai\.sina\.com\.cn/(?:activity_)?album/detail/\d+/$"),  # one photo album
+        (O, r"//kaoshi\.edu\.sina\.com\.cn/college/"),  # college / score database
+        (C, r"//dj\.sina\.com\.cn/esports/[a-z]+\.shtml$"),
         # articles: dated doc-/zl-/detail-/zldoc- pages, long numeric ids, galleries, blog posts,
         # self-media articles, video items, article wrappers
         (A, r"sina\.com\.cn/.*(?:19|20)\d\d-?\d\d-?\d\d/.*[a-z0-9_-]+\.s?html?"),

@@ -459,6 +459,9 @@ def classify_page(start_url: str, raw_links: Sequence[RawLink], *, min_group: in
     directories: Counter[str] = Counter(host for link, host, article in crosswise
                                         if not article and is_channel_shaped(link.url))
     editorial = article_hosts | {h for h, n in directories.items() if n >= sister_evidence}
+    # A host below an editorial host is one of its editions: bj.auto. under auto., roll.sports.
+    editorial |= {host for _link, host, _article in crosswise
+                  if host.split(".", 1)[-1] in editorial}
     # A sister host without evidence of its own counts when its link sits in a block (a
     # navigation row) whose other sister-host links are mostly editorial: a portal's channel bar.
     block_votes: dict[int, list[tuple[str, bool]]] = defaultdict(list)

@@ -15,12 +15,20 @@ Links are cleaned as the HTML standard says: ASCII whitespace stripped from the 
 resolved against ``<base href>`` (itself resolved against the page URL) and the page URL;
 ``javascript:``, ``mailto:``, ``tel:``, ``data:`` and other non-http(s) schemes are not links,
 nor are pure ``#fragment`` links (counted in :class:`ExtractionStats`).
+
+Addition (issue 10): portals ship parts of their article lists as HTML inside a hidden
+``<textarea>`` that a script renders later (sina.com.cn's home page holds 27 such tab panels,
+about 370 links to its news, sports and video articles); to the parser that is text. A
+``<textarea>`` outside any ``<form>`` and without a ``name`` (so it is no form field) whose text
+holds an anchor is parsed as an HTML fragment and its links are read like the page's own
+(counted in ``ExtractionStats.from_textarea``).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -86,6 +94,7 @@ class ExtractionStats:
     fragment_only: int = 0
     malformed: int = 0
     truncated: int = 0
+    from_textarea: int = 0
 
 
 def _style_says(element: Element, pattern: re.Pattern[str]) -> bool:
@@ -273,7 +282,40 @@ def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
     stats = stats if stats is not None else ExtractionStats()
     base_url = document_base(root, page_url)
     links: list[RawLink] = []
-    blocks = _Blocks(root)
+    ids = itertools.count(1)  # block ids unique over the page and its textarea fragments
+    _read_links(root, base_url, links, max_links, stats, ids)
+    for fragment in _textarea_fragments(root):
+        before = len(links)
+        _read_links(fragment, base_url, links, max_links, stats, ids)
+        stats.from_textarea += len(links) - before
+    return links
+
+
+_ANCHOR_TEXT = re.compile(r"<a\s", re.IGNORECASE)
+
+
+def _textarea_fragments(root: Element) -> list[Element]:
+    """HTML templates held in ``<textarea>`` elements that are no form fields (module
+    docstring), parsed; a fragment lxml cannot parse is skipped."""
+    import lxml.html  # lxml is Scrapy's parser; imported here to keep the module light
+
+    fragments = []
+    for area in root.iter("textarea"):
+        text = area.text or ""
+        if area.get("name") is not None or not _ANCHOR_TEXT.search(text):
+            continue
+        if any(parent.tag == "form" for parent in area.iterancestors()):
+            continue
+        try:
+            fragments.append(lxml.html.fragment_fromstring(text, create_parent="div"))
+        except (ValueError, TypeError, lxml.etree.ParserError):
+            continue
+    return fragments
+
+
+def _read_links(root: Element, base_url: str, links: list[RawLink], max_links: int,
+                stats: ExtractionStats, ids: Iterator[int]) -> None:
+    blocks = _Blocks(root, ids)
     for el in root.iter("a", "area", "frame", "iframe"):
         tag = el.tag
         raw = el.get("src") if tag in ("frame", "iframe") else el.get("href")
@@ -298,7 +340,6 @@ def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
             block = _teaser_block(el)
             links.append(RawLink(url, _anchor_text(el, block), "a", link_features(el, block=block),
                                  blocks.of(el)))
-    return links
 
 
 class _Blocks:
@@ -309,9 +350,10 @@ class _Blocks:
     :data:`BLOCK_MIN_ANCHORS`.
     """
 
-    def __init__(self, root: Element) -> None:
+    def __init__(self, root: Element, ids: Iterator[int]) -> None:
         self.counts: dict[Element, int] = {}
         self.ids: dict[Element, int] = {}
+        self.next_id = ids
         for anchor in root.iter("a"):
             for level, parent in enumerate(anchor.iterancestors()):
                 if level >= BLOCK_LEVELS:
@@ -323,5 +365,7 @@ class _Blocks:
             if level >= BLOCK_LEVELS:
                 break
             if self.counts.get(parent, 0) >= BLOCK_MIN_ANCHORS:
-                return self.ids.setdefault(parent, len(self.ids) + 1)
+                if parent not in self.ids:
+                    self.ids[parent] = next(self.next_id)
+                return self.ids[parent]
         return 0
