@@ -60,6 +60,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from typing import Iterable, Sequence
 from urllib.parse import unquote, urlsplit
 
@@ -138,6 +139,7 @@ def _opaque_id(stem: str, parent: str) -> bool:
     return len(token) >= 10 and digits >= 2 and letters >= 2 and len(_ALNUM_RUN.findall(token)) >= 3
 
 
+@lru_cache(maxsize=65536)
 def is_article_shaped(url: str) -> bool:
     """True when the URL's path looks like one article rather than a channel.
 
@@ -192,6 +194,7 @@ def is_article_shaped(url: str) -> bool:
     return not trailing and _opaque_id(stem, segments[-2] if len(segments) >= 2 else "")
 
 
+@lru_cache(maxsize=65536)
 def is_directory_page(url: str) -> bool:
     """True when the URL names a directory (channel) page: ``/``, ``/sport/``, ``/sport``,
     ``/news/index``, ``/thema/Oktoberfest`` — not an article slug."""
@@ -221,6 +224,7 @@ _ONE_WORD_PAGE = re.compile(r"^[a-z]{2,12}$")
 _LIST_DIRS = frozenset({"list", "lists", "liste"})
 
 
+@lru_cache(maxsize=65536)
 def _one_word_page(url: str) -> bool:
     """A page named by one short word, with an extension: ``/nba.shtml``, ``/gyzx.html``."""
     segment, trailing = _last_segment(urlsplit(url).path)
@@ -229,6 +233,7 @@ def _one_word_page(url: str) -> bool:
     return bool(_ONE_WORD_PAGE.match(_FILE_EXTENSION.sub("", segment).lower()))
 
 
+@lru_cache(maxsize=65536)
 def is_channel_shaped(url: str) -> bool:
     """True when the URL names a page that lists articles: a directory page
     (:func:`is_directory_page`), a list or index file (``society_index.shtml``,
@@ -247,6 +252,7 @@ def is_channel_shaped(url: str) -> bool:
     return any(_SPECIAL_DIR.match(s) or s.lower() in _LIST_DIRS for s in directories)
 
 
+@lru_cache(maxsize=65536)
 def directory_of(url: str) -> str:
     """Return the directory path of ``url`` (ends with ``/``).
 
@@ -348,6 +354,12 @@ class PageClassification:
     def by_role(self, role: str) -> list[ClassifiedLink]:
         """Links with the given role, in document order."""
         return [link for link in self.links if link.role == role]
+
+    def node_requests(self) -> list[str]:
+        """URLs to request as node (channel) pages: node links that are not frames (frames are
+        part of their page), then the crosswise host entries; in document order."""
+        return [link.url for link in self.links
+                if link.role == NODE and link.link_class is not LinkClass.FRAME] + self.entries
 
 
 def _merge(raw_links: Iterable[RawLink]) -> dict[str, RawLink]:
