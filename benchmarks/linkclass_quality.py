@@ -229,13 +229,17 @@ def _crawl_options() -> dict:
     return _OPTIONS
 
 
-def score_labelled_page(name: str, labels: dict[str, str]) -> LabelledScore:
+def score_labelled_page(name: str, labels: dict[str, tuple[str, str]]) -> LabelledScore:
     """Score the crawl path on one fully labelled page (``tests/linkclass_labels.tsv``).
 
-    Content: predicted = role ``content``; positive = label ``article``; over every link.
-    Channel: predicted = a node request (node links that are not frames, and crosswise host
-    entries); positive = label ``channel``; the page's own ancestors (UPWARD links, dropped by
-    seed 004 §2: the crawl reaches a channel page from above) are left out of both.
+    Content: every labelled link of the page (kind ``link``); predicted = the crawl path lists
+    it with role ``content`` (a labelled link it does not see is predicted not content);
+    positive = label ``article``.
+    Channel: every labelled link plus every node request; predicted = a node request
+    (``PageClassification.node_requests``: node links that are not frames, and crosswise host
+    entries); positive = label ``channel``. The page's own ancestors (UPWARD links, dropped by
+    seed 004 §2: the crawl reaches a channel page from above) are left out of both channel
+    counts.
     """
     url, text = T.load_page(name)
     started = time.perf_counter()
@@ -245,22 +249,22 @@ def score_labelled_page(name: str, labels: dict[str, str]) -> LabelledScore:
     nodes = set(page.node_requests())
     result.node_requests = len(nodes)
     by_url = {link.url: link for link in page.links}
-    for link in page.links:
-        label = labels.get(link.url)
-        if label is None:
-            raise ValueError(f"{name}: {link.url} has no label (run tests/linkclass_labelling.py)")
-        result.content.add(link.url, label == L.ARTICLE, link.role == CONTENT)
-    for url in sorted(set(labels) | nodes):
-        label = labels.get(url)
-        if label is None:
-            raise ValueError(f"{name}: node request {url} has no label")
-        link = by_url.get(url)
+    for link_url in by_url:
+        if link_url not in labels:
+            raise ValueError(f"{name}: {link_url} has no label (run tests/linkclass_labelling.py)")
+    for node_url in nodes:
+        if node_url not in labels:
+            raise ValueError(f"{name}: node request {node_url} has no label")
+    for link_url, (label, kind) in labels.items():
+        link = by_url.get(link_url)
+        if kind == "link":
+            result.content.add(link_url, label == L.ARTICLE,
+                               link is not None and link.role == CONTENT)
         if link is not None and link.link_class is LinkClass.UPWARD:
             result.excluded += 1
             continue
-        if link is None and url not in nodes:
-            continue  # a host root that is not a link of the page and not requested
-        result.channel.add(url, label == L.CHANNEL, url in nodes)
+        if kind == "link" or link_url in nodes:
+            result.channel.add(link_url, label == L.CHANNEL, link_url in nodes)
     return result
 
 

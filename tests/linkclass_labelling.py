@@ -27,8 +27,8 @@ decides; every link of a page must match one, or :func:`label_page` raises. Thes
 the classifier's: they name the sites' own URL schemes (``/YYYY/NN/<slug>`` is zeit.de's print
 issue, ``coral.qq.com/<id>`` Tencent's comment threads …); a rule for one site says nothing
 about another. Host roots the classifier may add as crosswise entries (``https://host/``) are
-labelled too (row ``entry`` suffix), so every node request the crawl can make from the page has
-a label.
+labelled too (kind ``root``; links are kind ``link``), so every node request the crawl can make
+from the page has a label.
 
 Regenerate the table (after checking a changed rule by reading the page)::
 
@@ -220,9 +220,10 @@ def label_of(page_url: str, url: str, *, domain_of) -> str | None:
     return None
 
 
-def page_urls(name: str) -> list[str]:
-    """Every distinct canonical link URL of a labelled page, plus ``scheme://host/`` of each
-    other host of the site it links (the crosswise entries the crawl may request)."""
+def page_urls(name: str) -> list[tuple[str, str]]:
+    """``(url, kind)`` for every distinct canonical link URL of a labelled page (kind ``link``),
+    plus ``scheme://host/`` of each other host of the site it links when the page does not link
+    that root itself (kind ``root``: the crosswise entries the crawl may request)."""
     import lxml.html
 
     import linkclass_tables as T
@@ -240,36 +241,38 @@ def page_urls(name: str) -> list[str]:
         host = (parts.hostname or "").lower()
         if host != page_host and registered_domain(host) == site:
             entries.append(canonicalize_url(f"{parts.scheme}://{parts.netloc}/"))
-    return list(dict.fromkeys(urls + entries))
+    linked = set(urls)
+    roots = [root for root in dict.fromkeys(entries) if root not in linked]
+    return [(url, "link") for url in urls] + [(root, "root") for root in roots]
 
 
-def label_page(name: str) -> list[tuple[str, str]]:
-    """``[(url, label)]`` for every URL of :func:`page_urls`; raises ``ValueError`` listing the
-    URLs no rule covers."""
+def label_page(name: str) -> list[tuple[str, str, str]]:
+    """``[(url, label, kind)]`` for every URL of :func:`page_urls`; raises ``ValueError`` listing
+    the URLs no rule covers."""
     import linkclass_tables as T
     from newscrawl.algorithms.urls import registered_domain
 
     page_url = T.PAGES[name].url
     out, missing = [], []
-    for url in page_urls(name):
+    for url, kind in page_urls(name):
         label = label_of(page_url, url, domain_of=registered_domain)
         if label is None:
             missing.append(url)
         else:
-            out.append((url, label))
+            out.append((url, label, kind))
     if missing:
         raise ValueError(f"{name}: {len(missing)} unlabelled links:\n" + "\n".join(missing))
     return out
 
 
-def read_table(path: Path = TABLE) -> dict[str, dict[str, str]]:
-    """page → url → label, from the committed table."""
-    table: dict[str, dict[str, str]] = {}
+def read_table(path: Path = TABLE) -> dict[str, dict[str, tuple[str, str]]]:
+    """page → url → (label, kind), from the committed table."""
+    table: dict[str, dict[str, tuple[str, str]]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line or line.startswith("#"):
             continue
-        page, label, url = line.split("\t")
-        table.setdefault(page, {})[url] = label
+        page, label, kind, url = line.split("\t")
+        table.setdefault(page, {})[url] = (label, kind)
     return table
 
 
@@ -285,11 +288,12 @@ def main(argv: list[str]) -> int:
             print(exc)
             failed = True
             continue
-        counts = {label: sum(1 for _, lab in labelled if lab == label) for label in LABELS}
+        counts = {label: sum(1 for _, lab, _kind in labelled if lab == label) for label in LABELS}
         print(name, len(labelled), counts)
-        rows += [f"{name}\t{label}\t{url}" for url, label in labelled]
+        rows += [f"{name}\t{label}\t{kind}\t{url}" for url, label, kind in labelled]
     if "--write" in argv and not failed:
-        header = "# page\tlabel\turl — see tests/linkclass_labelling.py for the rules\n"
+        header = ("# page\tlabel\tkind\turl — kind: link (on the page) or root (a sister host's root"
+                  " the page does not link); rules: tests/linkclass_labelling.py\n")
         TABLE.write_text(header + "\n".join(rows) + "\n", encoding="utf-8")
         print(f"wrote {TABLE} ({len(rows)} rows)")
     return 1 if failed else 0
