@@ -41,6 +41,7 @@ def reason(url, domain, *, article=False, own_host=""):
     ("https://www.zeit.de/2023/18/arbeitszeiterfassung-schule-lehrer-lehrermangel-bildungssystem",
      "zeit.de", True, ""),
     ("https://www.sueddeutsche.de/sport", "sueddeutsche.de", False, ""),
+    ("https://www.heise.de/thema/karriere", "heise.de", False, ""),  # a topic, not the careers page
     ("http://news.sina.com.cn/world/", "sina.com.cn", False, ""),
 ])
 def test_service_reason_on_real_links(url, domain, article, expected):

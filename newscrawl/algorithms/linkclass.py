@@ -65,7 +65,7 @@ from typing import Iterable, Sequence
 from urllib.parse import unquote, urlsplit
 
 from newscrawl.algorithms.linkextract import RawLink
-from newscrawl.algorithms.linkrules import DEFAULT_RULES, LinkRules
+from newscrawl.algorithms.linkrules import DEFAULT_RULES, TAXONOMY_DIRS, LinkRules
 from newscrawl.algorithms.urls import canonicalize_url, registered_domain
 
 
@@ -104,9 +104,7 @@ def _last_segment(path: str) -> tuple[str, bool]:
 
 
 #: Ancestor directories of taxonomy pages (tags, topics, authors): never one article.
-_TAXONOMY_DIRS = frozenset({"tag", "tags", "topic", "topics", "thema", "themen", "keyword", "keywords",
-                            "schlagwort", "schlagworte", "author", "authors", "autor", "autoren",
-                            "serie", "series", "serien"})
+_TAXONOMY_DIRS = TAXONOMY_DIRS
 #: Directories of editorial features whose pieces carry short ids (``/original/oneday/2958.html``).
 FEATURE_DIRS = frozenset({"original"})
 _SHORT_ID = re.compile(r"^[a-z]{0,12}\d{2,}[a-z0-9]*$", re.IGNORECASE)

@@ -18,7 +18,8 @@ A link is a *service link* (:meth:`LinkRules.service_reason`) when
   matches a per-site ``patterns`` regular expression over ``host/path``
   (``^v\.qq\.com/x/cover/[^/]+\.html$``: a programme's cover page, not one of its videos).
 
-Host labels of the page's own host never count (a crawl started on ``m.example.com`` keeps its
+A segment directly under a taxonomy directory (:data:`TAXONOMY_DIRS`) is a name, not an area
+(``/thema/karriere`` is a topic page). Host labels of the page's own host never count (a crawl started on ``m.example.com`` keeps its
 links); an unrendered template (``/newsticker/${url}``) is a service link too.
 
 Per-site entries (``sites``, keyed by registered domain) add labels, segments and prefixes for
@@ -81,6 +82,13 @@ SERVICE_PATHS = frozenset({
     "angebote", "administratives", "sport-liveticker", "copyright", "licence", "license",
     "upload", "forum", "foren", "meine", "my", "ad", "ads",
 })
+
+
+#: Directories whose children are names (topics, tags, series, authors), never site areas:
+#: ``/thema/karriere`` is a topic page, not the careers page.
+TAXONOMY_DIRS = frozenset({"tag", "tags", "topic", "topics", "thema", "themen", "keyword", "keywords",
+                           "schlagwort", "schlagworte", "author", "authors", "autor", "autoren",
+                           "serie", "series", "serien"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +180,9 @@ class LinkRules:
             # An article is judged by the site area it sits in (its first segment: /download/,
             # /jobs/), not by its subject directories (/digital/datenschutz/2023-04/<slug>).
             segments = segments[:1] if len(segments) > 1 else []
-        for segment in segments:
+        for index, segment in enumerate(segments):
+            if index and segments[index - 1] in TAXONOMY_DIRS:
+                continue  # a topic's name: /thema/karriere
             for word in (segment, _first_word(segment)):
                 if word in self.common.paths or (site is not None and word in site.paths):
                     return "path"
@@ -277,5 +287,5 @@ def load_rules(path: str | Path | None) -> LinkRules:
 DEFAULT_RULES = build_rules()
 
 __all__ = ["DEFAULT_RULES", "LinkRules", "SERVICE_HOSTS", "SERVICE_PATHS", "SITE_DEFAULTS",
-           "SiteRules", "build_rules", "load_rules"]
+           "SiteRules", "TAXONOMY_DIRS", "build_rules", "load_rules"]
 
