@@ -18,9 +18,12 @@ Tables
 - ``expected_role``: what a careful reader monitoring news says is right, following the roles of
   the module docstring of ``linkclass.py``: ``content`` for one article (also a photo gallery, a
   video news item, a blog post; on another host of the same site too, as crosswise content),
-  ``node`` for a channel / section / topic / list / service page of the crawled host (and a frame
-  served by the site), ``dropped`` for outward links and for crosswise links that are not
-  articles (their host is followed through the ``http(s)://host/`` entry instead).
+  ``node`` for a channel / section / topic / list page — of the crawled host, of another branch
+  of it, or of a sister host the page shows to be editorial (issue 10; before, crosswise
+  channels were dropped and only their host's ``http(s)://host/`` entry followed) — and for a
+  frame served by the site, ``dropped`` for outward links, upward links, service pages (imprint,
+  privacy, vouchers, puzzles, jobs, shops, price comparison, sponsored hosts: issue 10; before,
+  those of the crawled host were node links) and other pages that list no news.
 
 Every row was checked by hand: the anchor text and its place in the page, and the URL scheme of
 the site. Rows were *not* copied from the classifier's output. Where the classifier disagrees,
@@ -393,7 +396,8 @@ SINA = [
     ("http://tech.sina.com.cn/mobile/tag/%E6%9C%BA%E6%99%BA%E5%A0%82", C, NODE,
      "tag page '机智堂', percent-encoded Chinese"),
     ("http://history.sina.com.cn/news/list/20.shtml", C, NODE, "numbered list page '独家'"),
-    ("http://roll.sports.sina.com.cn/sportsori/index.shtml", C, DROPPED, "'更多>>' rolling index"),
+    ("http://roll.sports.sina.com.cn/sportsori/index.shtml", C, NODE,
+     "'更多>>' rolling index on roll.sports., a host below the editorial sports."),
     ("http://edu.sina.com.cn/gaokao", C, NODE, "'高考' channel without slash"),
     ("http://data.auto.sina.com.cn/", C, DROPPED,
      "href 'http://data.auto.sina.com.cn/#global:::orderby=pv…': fragment dropped"),

@@ -43,15 +43,27 @@ Additions (issue 10, measured on ten fully labelled pages, ``tests/linkclass_lab
    ``/sport``) is a node link, crawled with itself as StartURL within the depth limit (the crawl
    never leaves the registered domain: other domains are OUTWARD). On the page's own host this is
    always so; on a sister host only when the page shows that host is editorial: it links an
-   article there, or at least ``sister_evidence`` of its directory pages (a portal's section row
-   ``business.sohu.com/994``, ``/995``…), so that a lone footer link to ``browser.qq.com`` or
-   ``pay.sohu.com`` is not followed. The ``http(s)://host/`` entry of a crosswise host is made
-   under the same condition and only when the page does not link that root itself.
+   article there, or at least ``sister_evidence`` of its channel pages (a portal's section row
+   ``business.sohu.com/994``, ``/995``…), or the host is below an editorial host (an edition:
+   ``bj.auto.sina.com.cn`` under ``auto.sina.com.cn``), or the link sits in a navigation block
+   (``RawLink.block``) whose other sister-host links are at least ``block_share`` editorial (a
+   channel bar) — so that a lone footer link or a product row (``browser.qq.com``,
+   ``pay.sohu.com``) is not followed. The ``http(s)://host/`` entry of a crosswise host is made
+   for editorial hosts only, and only when the page does not link that root itself. "Channel"
+   is :func:`is_channel_shaped`: a directory page, a list / index page (``society_index.shtml``,
+   ``list2015….htm``), a page of a special-topic directory (``/zt2017/…``), and on a sister host
+   a one-word page (``sports.sohu.com/nba.shtml``). A page of the page's own directory tree
+   that is none of these and no article (``/icp.shtml``, ``/sheweishouye.htm``) is no longer a
+   node link by the group rule: ``reason="leaf"``, dropped.
 6. *Article shapes* (:func:`is_article_shaped`): print-issue paths ``/YYYY/NN/<slug>`` (zeit.de's
    weekly issue); opaque ids up to 64 characters with base64 padding
    (``tv.sohu.com/v/MjAx…bA==.html``); short ids under an editorial feature directory
    (``news.qq.com/original/oneday/2958.html``, :data:`FEATURE_DIRS`); pages directly under a
-   series / podcast directory (``/serie/<name>``) are channels, like tag pages.
+   series / podcast directory (``/serie/<name>``) are channels, like tag pages; a service
+   directory only counts as the first segment (``/digital/datenschutz/2023-04/<slug>`` is news).
+
+Measured (``benchmarks/linkclass_quality.py``, ten pages, 5,327 links, every one labelled):
+content links P 0.952 → 0.995, R 0.911 → 0.999; channel links P 0.571 → 0.976, R 0.446 → 0.962.
 """
 
 from __future__ import annotations
