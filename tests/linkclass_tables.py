@@ -566,9 +566,10 @@ FIXES: dict[str, str] = {
     "short-id-in-feature-dir": "a short id file (2958.html, ey156.html, lab085.html) under an "
                                "editorial feature directory (linkclass.FEATURE_DIRS: 'original') "
                                "is article-shaped",
-    "article-in-service-area": "no URL-only rule found: an article inside a service area "
-                               "(/download/specials/<comparison>-3798036) is dropped with the "
-                               "area (/download/product/<tool>-59349 is a download page)",
+    "article-in-service-area": "an article-shaped page below an editorial part of a service "
+                               "area (linkrules.EDITORIAL_DIRS: /download/specials/<comparison>-"
+                               "3798036) is news; /download/product/<tool>-59349 stays a "
+                               "download page",
     "one-entry-per-host": "key crosswise entries by host, not by scheme+host: http:// and "
                           "https:// links to one host give one entry (sina: news, tech, tousu; "
                           "qq: news, v, guanjia)",
@@ -584,11 +585,7 @@ FIXES: dict[str, str] = {
 KNOWN_WRONG: dict[str, dict[str, str]] = {
     # The fixes tag-dir, list-name, opaque-id, service-page, trailing-slash-number,
     # media-extension, index-of-slug, comment-host, one-entry-per-host and (issue 10)
-    # short-id-in-feature-dir are in linkclass.py.
-    "heise": {
-        "https://www.heise.de/download/specials/Anonym-surfen-mit-VPN-Die-besten-VPN-Anbieter-im-"
-        "Vergleich-3798036": "article-in-service-area",
-    },
+    # short-id-in-feature-dir and article-in-service-area are in linkclass.py / linkrules.py.
 }
 
 #: Sister hosts each page must follow: a node link to a channel there or its ``scheme://host/``

@@ -41,7 +41,10 @@ def reason(url, domain, *, article=False, own_host=""):
     ("https://www.zeit.de/2023/18/arbeitszeiterfassung-schule-lehrer-lehrermangel-bildungssystem",
      "zeit.de", True, ""),
     ("https://www.sueddeutsche.de/sport", "sueddeutsche.de", False, ""),
-    ("https://www.heise.de/thema/karriere", "heise.de", False, ""),  # a topic, not the careers page
+    ("https://www.heise.de/thema/karriere", "heise.de", False, ""),
+    ("https://www.heise.de/download/specials/Anonym-surfen-mit-VPN-Die-besten-VPN-Anbieter-im-"
+     "Vergleich-3798036", "heise.de", True, ""),  # an editorial part of the download area
+    ("https://www.heise.de/download/product/crystaldiskinfo-59349", "heise.de", True, "path"),  # a topic, not the careers page
     ("http://news.sina.com.cn/world/", "sina.com.cn", False, ""),
 ])
 def test_service_reason_on_real_links(url, domain, article, expected):

@@ -11,8 +11,8 @@ A link is a *service link* (:meth:`LinkRules.service_reason`) when
 
 - a label of its host below the registered domain is a service host label
   (``shop.heise.de``, ``stellenmarkt.sueddeutsche.de``, ``coral.qq.com``), or
-- one of its path segments (of an article-shaped URL: its first segment only, the site area)
-  is a service path segment, or starts with one followed by ``-``/``_``
+- one of its path segments (of an article-shaped URL: its first segment only, the site area,
+  and not even that below an editorial part, :data:`EDITORIAL_DIRS`) is a service path segment, or starts with one followed by ``-``/``_``
   (``/gutscheine/ebay``, ``/newsletter-homepagefooter``, ``/raetsel/schach/``), or
 - it starts with a per-site ``prefixes`` entry (``host/path``: ``v.qq.com/detail/``), or
   matches a per-site ``patterns`` regular expression over ``host/path``
@@ -91,6 +91,12 @@ TAXONOMY_DIRS = frozenset({"tag", "tags", "topic", "topics", "thema", "themen", 
                            "serie", "series", "serien"})
 
 
+#: Editorial parts of a service area: an article-shaped page below them is news
+#: (``/download/specials/Die-besten-Videoschnitt-Programme-im-Vergleich-6150036``).
+EDITORIAL_DIRS = frozenset({"special", "specials", "news", "artikel", "article", "articles",
+                            "ratgeber", "tests", "hintergrund", "magazin"})
+
+
 @dataclass(frozen=True, slots=True)
 class SiteRules:
     """Service hosts, path segments and ``host/path`` prefixes of one scope (all sites or one)."""
@@ -107,7 +113,9 @@ SITE_DEFAULTS: dict[str, SiteRules] = {
     # sponsored specials, B2B white papers, compaliate ads, the word game
     "heise.de": SiteRules(hosts=frozenset({"business-services", "it-kenner", "compaliate",
                                            "social"}),
-                          paths=frozenset({"tools", "netzwerk-tools", "loseblattwerke", "select"})),
+                          # /solutions/: sponsored content (links tagged source=hbsad)
+                          paths=frozenset({"tools", "netzwerk-tools", "loseblattwerke", "select",
+                                           "solutions"})),
     # sponsored microsites, travel shop, study / career tests, festival tickets
     "zeit.de": SiteRules(hosts=frozenset({"cmk", "zeitreisen", "studiengaenge", "berufstest",
                                           "z2x"})),
@@ -178,8 +186,10 @@ class LinkRules:
             return "path"  # an unrendered template: /newsticker/${url}
         if article_shaped:
             # An article is judged by the site area it sits in (its first segment: /download/,
-            # /jobs/), not by its subject directories (/digital/datenschutz/2023-04/<slug>).
-            segments = segments[:1] if len(segments) > 1 else []
+            # /jobs/), not by its subject directories (/digital/datenschutz/2023-04/<slug>);
+            # an editorial part of a service area keeps its articles (/download/specials/<slug>).
+            editorial_part = len(segments) > 2 and segments[1] in EDITORIAL_DIRS
+            segments = segments[:1] if len(segments) > 1 and not editorial_part else []
         for index, segment in enumerate(segments):
             if index and segments[index - 1] in TAXONOMY_DIRS:
                 continue  # a topic's name: /thema/karriere
@@ -287,5 +297,5 @@ def load_rules(path: str | Path | None) -> LinkRules:
 DEFAULT_RULES = build_rules()
 
 __all__ = ["DEFAULT_RULES", "LinkRules", "SERVICE_HOSTS", "SERVICE_PATHS", "SITE_DEFAULTS",
-           "SiteRules", "TAXONOMY_DIRS", "build_rules", "load_rules"]
+           "SiteRules", "EDITORIAL_DIRS", "TAXONOMY_DIRS", "build_rules", "load_rules"]
 
