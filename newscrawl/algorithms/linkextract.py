@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+import lxml.html
+from lxml import etree
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
@@ -297,8 +299,6 @@ _ANCHOR_TEXT = re.compile(r"<a\s", re.IGNORECASE)
 def _textarea_fragments(root: Element) -> list[Element]:
     """HTML templates held in ``<textarea>`` elements that are no form fields (module
     docstring), parsed; a fragment lxml cannot parse is skipped."""
-    import lxml.html  # lxml is Scrapy's parser; imported here to keep the module light
-
     fragments = []
     for area in root.iter("textarea"):
         text = area.text or ""
@@ -308,7 +308,7 @@ def _textarea_fragments(root: Element) -> list[Element]:
             continue
         try:
             fragments.append(lxml.html.fragment_fromstring(text, create_parent="div"))
-        except (ValueError, TypeError, lxml.etree.ParserError):
+        except (ValueError, TypeError, etree.ParserError):
             continue
     return fragments
 
