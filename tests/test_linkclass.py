@@ -172,6 +172,7 @@ def test_series_and_issue_pages_are_not_articles(url):
     "http://history.sina.com.cn/news/list/20.shtml",
     "http://finance.sina.com.cn/roll/index.d.html?lid=1004",
     "http://slide.mil.news.sina.com.cn/s_list_8_62085.html",
+    "http://127.0.0.1/politik/page-2.html",  # the next page of a list
 ])
 def test_channel_shaped(url):
     assert is_channel_shaped(url)

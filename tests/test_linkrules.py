@@ -108,6 +108,13 @@ def test_bad_rules_files_raise_a_clear_error(tmp_path, content, message):
         load_rules(path)
 
 
+def test_rules_given_inline():
+    rules = load_rules(' {"replace": true}')
+    assert rules.service_reason("https://shop.heise.de/", "heise.de", article_shaped=False) == ""
+    with pytest.raises(ValueError, match="unknown keys"):
+        load_rules('{"colour": 1}')
+
+
 def test_missing_rules_file_names_the_file(tmp_path):
     with pytest.raises(ValueError, match="nope.json"):
         load_rules(tmp_path / "nope.json")

@@ -229,6 +229,8 @@ def is_directory_page(url: str) -> bool:
 _SPECIAL_DIR = re.compile(r"^(?:zt|zt_d|zhuanti|special|specials|dossier|s)\d*$", re.IGNORECASE)
 _CHANNEL_NAME = re.compile(r"(?:^|[_-])(?:index|list|photo)(?:[_-]?\d+)*(?:\.d)?$|^list\d+$|^index_[a-z]+$",
                             re.IGNORECASE)
+#: A page of a paginated list: ``page-2.html``, ``seite-3``, ``p2``, ``index_2``.
+_PAGINATION = re.compile(r"^(?:page|seite|p|pg|index)[-_]?\d{1,4}$", re.IGNORECASE)
 #: A one-word page name (``nba.shtml``, ``gyzx.html``): a channel when on an editorial sister host.
 _ONE_WORD_PAGE = re.compile(r"^[a-z]{2,12}$")
 _LIST_DIRS = frozenset({"list", "lists", "liste"})
@@ -247,8 +249,9 @@ def _one_word_page(url: str) -> bool:
 def is_channel_shaped(url: str) -> bool:
     """True when the URL names a page that lists articles: a directory page
     (:func:`is_directory_page`), a list or index file (``society_index.shtml``,
-    ``beauty_list.htm``, ``list2015114161304.htm``) or a page of a special-topic directory
-    (``/zt2017/2017ztqt/lswl.htm``). Never an article-shaped URL."""
+    ``beauty_list.htm``, ``list2015114161304.htm``), a further page of a list (``page-2.html``)
+    or a page of a special-topic directory (``/zt2017/2017ztqt/lswl.htm``). Never an
+    article-shaped URL."""
     if is_directory_page(url):
         return True
     if is_article_shaped(url):
@@ -256,7 +259,7 @@ def is_channel_shaped(url: str) -> bool:
     path = urlsplit(url).path
     segment, _trailing = _last_segment(path)
     stem = _FILE_EXTENSION.sub("", segment)
-    if _CHANNEL_NAME.search(stem) or _LIST_NAME.search(stem):
+    if _CHANNEL_NAME.search(stem) or _LIST_NAME.search(stem) or _PAGINATION.match(stem):
         return True
     directories = [s for s in path.split("/")[1:-1] if s]
     return any(_SPECIAL_DIR.match(s) or s.lower() in _LIST_DIRS for s in directories)

@@ -276,6 +276,7 @@ def build_rules(data: Mapping[str, Any] | None = None) -> LinkRules:
 
 def load_rules(path: str | Path | None) -> LinkRules:
     """Rules from a JSON file (module docstring) over the defaults; the defaults for ``""``/None.
+    A value that starts with ``{`` is the JSON object itself (``{"replace": true}``).
 
     Raises:
         ValueError: the file is missing, not JSON, or not of the documented shape (the message
@@ -284,7 +285,8 @@ def load_rules(path: str | Path | None) -> LinkRules:
     if not path:
         return build_rules()
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = str(path).strip()
+        data = json.loads(text if text.startswith("{") else Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"link rules file {path}: {exc}") from exc
     try:
