@@ -105,6 +105,14 @@ from newscrawl import settings as project_settings  # noqa: E402
 STATS_PATH = "/__bench__/stats"
 RESET_PATH = "/__bench__/reset"
 
+#: Every page of the synthetic sites is fetched, their footer service pages (imprint, privacy,
+#: contact) too, as ``crawl_throughput.SAME_PAGES_SETTINGS``: no service-link rules, no channel
+#: following.
+SAME_PAGES_SETTINGS = {
+    "NEWSCRAWL_LINKCLASS_RULES": '{"replace": true}',
+    "NEWSCRAWL_LINKCLASS_FOLLOW_CHANNELS": "False",
+}
+
 COMMON_SETTINGS = {
     "LOG_LEVEL": "WARNING",
     # The sites on 127.0.0.1 ... 127.0.0.N (loopback is refused unless allowed).
@@ -117,6 +125,7 @@ COMMON_SETTINGS = {
     # The project's extensions (store, crawl state) plus the stats recorder: -s EXTENSIONS
     # replaces the project's dict, it does not add to it.
     "EXTENSIONS": json.dumps({**project_settings.EXTENSIONS, "_plain_spider.BenchStats": 900}),
+    **SAME_PAGES_SETTINGS,
 }
 REDIS_SETTINGS = {
     "NEWSCRAWL_REDIS_IDLE_CLOSE": "2",

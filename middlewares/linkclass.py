@@ -17,7 +17,14 @@ referer) and its role (:mod:`newscrawl.meta`). Links and items are keyed by the 
 fingerprint (:mod:`newscrawl.fingerprint`). Stats: ``newscrawl/linkclass/<class>`` and
 ``newscrawl/linkclass/<class>/<site>`` (distinct linked pages per page — one page under two
 names, ``www.`` or an alias, is one link — the numbers the store's links collection holds),
-``newscrawl/linkclass/role/<role>``, ``newscrawl/linkclass/skipped/<why>``.
+``newscrawl/linkclass/role/<role>``, ``newscrawl/linkclass/skipped/<why>``,
+``newscrawl/linkclass/dropped/<why>`` (service links by rule kind — ``service:host``,
+``service:path``, ``service:prefix``, ``service:pattern`` — and ``leaf`` pages) and
+``newscrawl/linkclass/from_textarea`` (links read from ``<textarea>`` templates).
+
+The service-link rules are :data:`newscrawl.algorithms.linkrules.DEFAULT_RULES`, extended by the
+JSON file ``NEWSCRAWL_LINKCLASS_RULES`` names; a missing or malformed file stops the crawl at
+start with a message naming it.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from newscrawl import defaults, meta
 from newscrawl.algorithms.frontier import request_priority
 from newscrawl.algorithms.linkclass import CONTENT, NODE, LinkClass, classify_page
 from newscrawl.algorithms.linkextract import ExtractionStats, extract_links
+from newscrawl.algorithms.linkrules import load_rules
 from newscrawl.algorithms.newsrank import link_score, validate_weights
 from newscrawl.algorithms.urls import host_of, registered_domain
 from newscrawl.components import require_enabled, settings_kwargs
@@ -45,7 +53,15 @@ logger = logging.getLogger(__name__)
 _PREFIX = "newscrawl/linkclass"
 #: Keyword arguments of classify_page read from ``NEWSCRAWL_LINKCLASS_<NAME>``.
 _CLASSIFY_OPTIONS = ("min_group", "dominant_ratio", "follow_crosswise", "crosswise_content",
-                     "use_shape")
+                     "use_shape", "follow_channels", "sister_evidence", "block_share")
+
+
+def classify_options(settings: Any) -> dict[str, Any]:
+    """Keyword arguments of ``classify_page`` from the settings, with the service-link rules
+    loaded (``NEWSCRAWL_LINKCLASS_RULES``); raises ``ValueError`` naming a bad rules file."""
+    options = settings_kwargs(settings, "NEWSCRAWL_LINKCLASS_", *_CLASSIFY_OPTIONS)
+    options["rules"] = load_rules(settings.get("NEWSCRAWL_LINKCLASS_RULES"))
+    return options
 
 
 class LinkClassificationMiddleware:
@@ -55,7 +71,8 @@ class LinkClassificationMiddleware:
         stats: the crawler's stats collector; page_fp: the page fingerprint.
         classify: keyword arguments of :func:`~newscrawl.algorithms.linkclass.classify_page`
             (``min_group``, ``dominant_ratio``, ``use_shape``, ``crosswise_content``,
-            ``follow_crosswise``; its defaults are the settings' defaults).
+            ``follow_crosswise``, ``follow_channels``, ``sister_evidence``, ``block_share``,
+            ``rules``; its defaults are the settings' defaults).
         max_links: links read per page; max_frame_depth: frames nested at most.
         weights, floor: the NewsPageRank scoring matrix and lowest score.
         crawler: gives the spider when Scrapy calls without one.
@@ -84,7 +101,7 @@ class LinkClassificationMiddleware:
         s = crawler.settings
         require_enabled(s, "NEWSCRAWL_LINKCLASS_ENABLED")
         return cls(crawler.stats, page_fp=page_fingerprint(crawler), crawler=crawler,
-                   classify=settings_kwargs(s, "NEWSCRAWL_LINKCLASS_", *_CLASSIFY_OPTIONS),
+                   classify=classify_options(s),
                    **settings_kwargs(s, "NEWSCRAWL_LINKCLASS_", "max_links", "max_frame_depth"),
                    **settings_kwargs(s, "NEWSCRAWL_NEWSRANK_", "weights", "floor"))
 
@@ -131,7 +148,12 @@ class LinkClassificationMiddleware:
         for name in ("not_http", "fragment_only", "malformed", "truncated"):
             if getattr(extraction, name):
                 self._inc(f"skipped/{name}", getattr(extraction, name))
+        if extraction.from_textarea:
+            self._inc("from_textarea", extraction.from_textarea)
         page = classify_page(response.url, raw, **self.classify)
+        for link in page.links:
+            if link.reason:
+                self._inc(f"dropped/{link.reason}")
         site = item.get("site") or registered_domain(host_of(response.url))
         counts: dict[str, int] = {}
         role_counts: dict[str, int] = {}
@@ -188,6 +210,7 @@ class LinkClassificationMiddleware:
                 priority=request_priority(strategy, depth=link_depth, weight=weight, url=url),
                 meta={**child.to_meta(), meta.ROLE: role})
 
+        by_url = {link.url: link for link in page.links}
         for link in page.links:
             if link.role == CONTENT:
                 yield request(link.url, spider.parse_article, link_class=link.link_class.value,
@@ -200,11 +223,13 @@ class LinkClassificationMiddleware:
                                     features=link.features, link_depth=depth)
                     frame.meta[meta.FRAME_DEPTH] = frame_depth + 1
                     yield frame
-            elif link.role == NODE and depth + 1 <= max_depth:
-                yield request(link.url, spider.parse_node, link_class=link.link_class.value,
-                              role=NODE, features=link.features, link_depth=depth + 1)
         if depth + 1 <= max_depth:
+            # Node links (channels on this host, its other branches and editorial sister hosts)
+            # and crosswise host entries: what benchmarks/linkclass_quality.py scores.
             no_features = {"image": 0, "font_size": 0, "bold": 0, "html_tag": 0}
-            for entry in page.entries:
-                yield request(entry, spider.parse_node, link_class=LinkClass.CROSSWISE.value,
-                              role=NODE, features=no_features, link_depth=depth + 1)
+            for url in page.node_requests():
+                node = by_url.get(url)
+                yield request(url, spider.parse_node,
+                              link_class=node.link_class.value if node else LinkClass.CROSSWISE.value,
+                              role=NODE, features=node.features if node else no_features,
+                              link_depth=depth + 1)

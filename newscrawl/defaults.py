@@ -38,6 +38,18 @@ NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT = True
 NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH = 1
 #: At most this many links are read from one page (links); the rest are counted and skipped.
 NEWSCRAWL_LINKCLASS_MAX_LINKS = 5000
+#: Crosswise links to channel pages (sister hosts, other branches of the page's host) are node
+#: links, followed within the depth limit (``newscrawl.algorithms.linkclass``, point 5).
+NEWSCRAWL_LINKCLASS_FOLLOW_CHANNELS = True
+#: Channel links a sister host needs on a page, when none of its articles is linked, to be
+#: followed (links).
+NEWSCRAWL_LINKCLASS_SISTER_EVIDENCE = 2
+#: Share of editorial sister-host links a navigation block needs for its other sister-host
+#: links to be followed too (ratio 0..1).
+NEWSCRAWL_LINKCLASS_BLOCK_SHARE = 0.5
+#: JSON file extending (or replacing) the service-link rules: shop, jobs, login, comment,
+#: sponsored hosts and paths, per site (``newscrawl.algorithms.linkrules``); "" = built-in rules.
+NEWSCRAWL_LINKCLASS_RULES = ""
 
 # --- article extraction ----------------------------------------------------------------------
 #: Pages larger than this are not handed to the extractor (bytes); counted and skipped.

@@ -18,9 +18,12 @@ Tables
 - ``expected_role``: what a careful reader monitoring news says is right, following the roles of
   the module docstring of ``linkclass.py``: ``content`` for one article (also a photo gallery, a
   video news item, a blog post; on another host of the same site too, as crosswise content),
-  ``node`` for a channel / section / topic / list / service page of the crawled host (and a frame
-  served by the site), ``dropped`` for outward links and for crosswise links that are not
-  articles (their host is followed through the ``http(s)://host/`` entry instead).
+  ``node`` for a channel / section / topic / list page — of the crawled host, of another branch
+  of it, or of a sister host the page shows to be editorial (issue 10; before, crosswise
+  channels were dropped and only their host's ``http(s)://host/`` entry followed) — and for a
+  frame served by the site, ``dropped`` for outward links, upward links, service pages (imprint,
+  privacy, vouchers, puzzles, jobs, shops, price comparison, sponsored hosts: issue 10; before,
+  those of the crawled host were node links) and other pages that list no news.
 
 Every row was checked by hand: the anchor text and its place in the page, and the URL scheme of
 the site. Rows were *not* copied from the classifier's output. Where the classifier disagrees,
@@ -97,6 +100,12 @@ PAGES: dict[str, PageSource] = {
     "zeit": PageSource("https://www.zeit.de/index", f"{SET01}/zeit.de_2023-05-01/index.html"),
     "sueddeutsche_sport": PageSource("https://www.sueddeutsche.de/sport",
                                      f"{SET01}/sueddeutsche.de_2024-10-01/sport.html"),
+    # Channel pages of the fully labelled set (tests/linkclass_labelling.py).
+    "zeit_news": PageSource("https://www.zeit.de/news/index", f"{SET01}/zeit.de_2023-05-01/news.html"),
+    "heise_newsticker": PageSource("https://www.heise.de/newsticker/",
+                                   f"{SET01}/heise.de_2026-03-01/newsticker.html"),
+    "tencent_news": PageSource("https://news.qq.com/",
+                               f"{SET11}/list/tencent_important_news.html"),
 }
 
 #: The four home pages of the issue (at least 45 hand-checked rows each).
@@ -174,7 +183,7 @@ SZ = "https://www.sueddeutsche.de"
 SUEDDEUTSCHE = [
     (f"{SZ}/", H, NODE, "logo 'SZ.de': the page itself"),
     ("https://zeitung.sueddeutsche.de/", C, DROPPED, "e-paper subdomain: crosswise, host entry"),
-    ("https://sz-magazin.sueddeutsche.de/", C, DROPPED, "'Magazin': subdomain home page"),
+    ("https://sz-magazin.sueddeutsche.de/", C, NODE, "'Magazin': subdomain home page: a channel on a sister host"),
     ("https://plus.sueddeutsche.de/", C, DROPPED, "'SZ Plus' subscription subdomain"),
     ("https://jetzt.de/", O, DROPPED, "'Jetzt': sister brand on its own registered domain"),
     ("https://www.jetzt.de/", O, DROPPED, "same brand with www: still outward"),
@@ -196,7 +205,7 @@ SUEDDEUTSCHE = [
     (f"{SZ}/news?all%5B%5D=sys&all%5B%5D=time&dep%5B%5D=panorama&dep%5B%5D=politik"
      "&dep%5B%5D=wirtschaft&search=&sort=date&typ%5B%5D=article", D, NODE,
      "'Newsticker': a list selected by its query string (query sorted by canonicalisation)"),
-    (f"{SZ}/meinesz", D, NODE, "'Meine SZ' account page: not an article"),
+    (f"{SZ}/meinesz", D, DROPPED, "'Meine SZ' account page: not an article"),
     (f"{SZ}/politik/libanon-israel-buergerkrieg-lux.RKQ8PqAWYWXaxgmp2UQ4YL", D, CONTENT,
      "lead article, lux. id"),
     (f"{SZ}/politik/israel-krieg-news-liveticker-libanon-bodeneinsatz-usa-"
@@ -230,24 +239,24 @@ SUEDDEUTSCHE = [
      "SZ-Magazin article"),
     ("https://projekte.sueddeutsche.de/artikel/medien/artikel-e370761/", C, CONTENT,
      "'Going to Ibiza' podcast article on projekte.: slug is only 'artikel'"),
-    ("https://sz-magazin.sueddeutsche.de/tag/das-rezept", C, DROPPED,
+    ("https://sz-magazin.sueddeutsche.de/tag/das-rezept", C, NODE,
      "'Das Rezept' tag page of SZ-Magazin: not an article"),
-    ("https://sz-magazin.sueddeutsche.de/tag/das-kreuz-mit-den-worten/", C, DROPPED,
+    ("https://sz-magazin.sueddeutsche.de/tag/das-kreuz-mit-den-worten/", C, NODE,
      "'Das Kreuz mit den Worten' tag page (puzzle column), five-word tag name"),
     ("https://stellenmarkt.sueddeutsche.de/jobs/it-tk-softwareentwicklung", C, DROPPED,
      "job-market category on a subdomain"),
     ("https://iqtest.sueddeutsche.de/", C, DROPPED, "IQ test subdomain"),
     ("https://szshop.sueddeutsche.de/", C, DROPPED,
      "shop banner: href carries utm_source/utm_medium/utm_campaign, stripped"),
-    (f"{SZ}/gutscheine", D, NODE, "voucher portal: href has utm_medium/utm_term, stripped"),
-    (f"{SZ}/gutscheine/ebay", D, NODE, "voucher page (utm parameters stripped)"),
-    (f"{SZ}/sport-liveticker/fussball/deutschland-bundesliga/spiele-und-ergebnisse/", D, NODE,
+    (f"{SZ}/gutscheine", D, DROPPED, "voucher portal: href has utm_medium/utm_term, stripped"),
+    (f"{SZ}/gutscheine/ebay", D, DROPPED, "voucher page (utm parameters stripped)"),
+    (f"{SZ}/sport-liveticker/fussball/deutschland-bundesliga/spiele-und-ergebnisse/", D, DROPPED,
      "results table, not an article"),
-    (f"{SZ}/raetsel/aktuell/kreuzwortraetsel/", D, NODE, "crossword puzzle page"),
-    (f"{SZ}/app/spiele/sudoku/", D, NODE, "game page"),
-    (f"{SZ}/impressum", D, NODE, "imprint"),
-    (f"{SZ}/datenschutz", D, NODE, "privacy page"),
-    (f"{SZ}/consent/widerruf", D, NODE, "consent withdrawal page"),
+    (f"{SZ}/raetsel/aktuell/kreuzwortraetsel/", D, DROPPED, "crossword puzzle page"),
+    (f"{SZ}/app/spiele/sudoku/", D, DROPPED, "game page"),
+    (f"{SZ}/impressum", D, DROPPED, "imprint"),
+    (f"{SZ}/datenschutz", D, DROPPED, "privacy page"),
+    (f"{SZ}/consent/widerruf", D, DROPPED, "consent withdrawal page"),
     ("https://twitter.com/sz", O, DROPPED, "social profile"),
     ("https://www.swmh-datenschutz.de/sz_vertragsbedingungen", O, DROPPED,
      "publisher group's legal domain"),
@@ -262,7 +271,7 @@ HEISE = [
     (f"{HEISE_}/newsticker/netzpolitik/", D, NODE, "'Alle Meldungen aus Netzpolitik'"),
     (f"{HEISE_}/newsticker/it/", D, NODE, "ticker subsection"),
     (f"{HEISE_}/plus", D, NODE, "relative '/plus'"),
-    (f"{HEISE_}/plus/abo?affiliateId=30165", D, NODE, "subscription page with a query"),
+    (f"{HEISE_}/plus/abo?affiliateId=30165", D, DROPPED, "subscription page with a query"),
     (f"{HEISE_}/thema", D, NODE, "'Alle Themen'"),
     (f"{HEISE_}/thema?p=A", D, NODE, "topic index letter A: only the query differs from /thema"),
     (f"{HEISE_}/thema?p=Ziffer", D, NODE, "topic index '123'"),
@@ -270,19 +279,19 @@ HEISE = [
     (f"{HEISE_}/thema/MWC", D, NODE, "topic 'MWC 2026'"),
     (f"{HEISE_}/en", D, NODE, "English section"),
     (f"{HEISE_}/bestenlisten", D, NODE, "best-of lists section"),
-    (f"{HEISE_}/newsletter/", D, NODE, "newsletter page"),
-    (f"{HEISE_}/forum/startseite/", D, NODE, "forum start page"),
+    (f"{HEISE_}/newsletter/", D, DROPPED, "newsletter page"),
+    (f"{HEISE_}/forum/startseite/", D, DROPPED, "forum start page"),
     (f"{HEISE_}/video/", D, NODE, "'Mehr Videos'"),
-    (f"{HEISE_}/account/cancellation", D, NODE, "'Verträge kündigen'"),
-    (f"{HEISE_}/netze/netzwerk-tools/imonitor-internet-stoerungen/", D, NODE,
+    (f"{HEISE_}/account/cancellation", D, DROPPED, "'Verträge kündigen'"),
+    (f"{HEISE_}/netze/netzwerk-tools/imonitor-internet-stoerungen/", D, DROPPED,
      "iMonitor tool page"),
-    (f"{HEISE_}/download/search", D, NODE,
+    (f"{HEISE_}/download/search", D, DROPPED,
      "'Alle Top-Downloads'; another href '…/download/search#?page=1&…&wt_mc=…' is the same URL "
      "once the fragment is dropped"),
-    (f"{HEISE_}/download/product/rufus", D, NODE, "software download page, not an article"),
-    (f"{HEISE_}/kontakt/?frage=3212474", D, NODE, "'Barriere melden' contact form"),
-    (f"{HEISE_}/impressum.html", H, NODE, "imprint in the home directory"),
-    (f"{HEISE_}/Datenschutzerklaerung-der-Heise-Medien-GmbH-Co-KG-4860.html", H, NODE,
+    (f"{HEISE_}/download/product/rufus", D, DROPPED, "software download page, not an article"),
+    (f"{HEISE_}/kontakt/?frage=3212474", D, DROPPED, "'Barriere melden' contact form"),
+    (f"{HEISE_}/impressum.html", H, DROPPED, "imprint in the home directory"),
+    (f"{HEISE_}/Datenschutzerklaerung-der-Heise-Medien-GmbH-Co-KG-4860.html", H, DROPPED,
      "privacy policy (href has #datenschutz-newsletter): a legal page, not news"),
     (f"{HEISE_}/news/Gesetzentwurf-Polizei-soll-Cyberangriffe-nicht-mehr-nur-reaktiv-abwehren-"
      "duerfen-11194068.html", D, CONTENT, "top story"),
@@ -316,7 +325,7 @@ HEISE = [
     ("https://social.heise.de/@heiseonline", C, DROPPED, "Mastodon profile on a subdomain"),
     ("https://business-services.heise.de/security/bedrohungen-schwachstellen/beitrag/"
      "ueberleben-im-neuen-zeitalter-automatisierter-cyberangriffe-5023/?source=hbsadersatz", C,
-     CONTENT, "article ('beitrag') on the business-services subdomain"),
+     DROPPED, "article ('beitrag') on the business-services subdomain"),
     ("https://www.telepolis.de/", O, DROPPED, "sister magazine on its own domain"),
     ("https://heise-academy.de/", O, DROPPED, "look-alike domain heise-academy.de"),
     ("https://www.heise-gruppe.de/presse/", O, DROPPED, "publisher group domain"),
@@ -340,16 +349,16 @@ SINA = [
      "one article shown in a wrapper page: 21 links share the path, only the query differs"),
     (f"{SINA_}/midpage/mobile/index.d.html?url=photo.sina.cn%2Falbum_1_86523_310129.htm%3F"
      "ch%3D1", D, CONTENT, "wrapper of one photo album, query-only difference"),
-    (f"{SINA_}/contactus.html", H, NODE, "'联系我们'"),
-    (f"{SINA_}/intro/lawfirm.shtml", D, NODE, "'网站律师'"),
-    (f"{SINA_}/licence/news.shtml", D, NODE, "news licence page"),
-    (f"{SINA_}/licence/3.html", D, NODE, "licence page with a numeric name"),
-    (f"{SINA_}/license/dx000007.html", D, NODE,
+    (f"{SINA_}/contactus.html", H, DROPPED, "'联系我们'"),
+    (f"{SINA_}/intro/lawfirm.shtml", D, DROPPED, "'网站律师'"),
+    (f"{SINA_}/licence/news.shtml", D, DROPPED, "news licence page"),
+    (f"{SINA_}/licence/3.html", D, DROPPED, "licence page with a numeric name"),
+    (f"{SINA_}/license/dx000007.html", D, DROPPED,
      "'电信与信息服务业务经营许可证000007号': licence number in the file name, not an article id"),
-    ("http://news.sina.com.cn/", C, DROPPED, "news subdomain home: its host entry is the node"),
-    ("https://news.sina.com.cn/society/", C, DROPPED, "https link to a news channel"),
-    ("http://news.sina.com.cn/world/", C, DROPPED, "'国际' channel"),
-    ("http://mil.news.sina.com.cn/", C, DROPPED, "'军事': a sub-subdomain, same sina.com.cn"),
+    ("http://news.sina.com.cn/", C, NODE, "news subdomain home: a channel on a sister host"),
+    ("https://news.sina.com.cn/society/", C, NODE, "https link to a news channel"),
+    ("http://news.sina.com.cn/world/", C, NODE, "'国际' channel"),
+    ("http://mil.news.sina.com.cn/", C, NODE, "'军事': a sub-subdomain, same sina.com.cn"),
     ("http://news.sina.com.cn/c/2018-08-08/doc-ihhkuskt7577970.shtml", C, CONTENT,
      "news article on news.sina.com.cn"),
     ("http://news.sina.com.cn/gov/xlxw/2018-08-08/doc-ihhkuskt5955184.shtml", C, CONTENT,
@@ -378,17 +387,18 @@ SINA = [
     ("http://blog.sina.com.cn/s/blog_6aae01540102xykw.html", C, CONTENT, "blog post"),
     ("http://blog.sina.com.cn/s/blog_64d61f9a0102xwy3.html", C, CONTENT,
      "blog post '4名儿童在家烤火身亡': same URL scheme, but the hex id has no 5-digit run"),
-    ("http://blog.sina.com.cn/s/articlelist_1592667583_9_1.html", C, DROPPED,
+    ("http://blog.sina.com.cn/s/articlelist_1592667583_9_1.html", C, NODE,
      "a blog's article list ('恐怖连载'), not a post"),
-    ("http://blog.sina.com.cn/", C, DROPPED, "blog home"),
-    ("http://auto.sina.com.cn/zt_d/car20180807/", C, DROPPED,
+    ("http://blog.sina.com.cn/", C, NODE, "blog home"),
+    ("http://auto.sina.com.cn/zt_d/car20180807/", C, NODE,
      "'蔚来小鹏互怼你pick谁' special-topic page (zt_d), a date inside the directory name"),
-    ("http://finance.sina.com.cn/roll/index.d.html?lid=1004", C, DROPPED, "rolling news list"),
-    ("http://tech.sina.com.cn/mobile/tag/%E6%9C%BA%E6%99%BA%E5%A0%82", C, DROPPED,
+    ("http://finance.sina.com.cn/roll/index.d.html?lid=1004", C, NODE, "rolling news list"),
+    ("http://tech.sina.com.cn/mobile/tag/%E6%9C%BA%E6%99%BA%E5%A0%82", C, NODE,
      "tag page '机智堂', percent-encoded Chinese"),
-    ("http://history.sina.com.cn/news/list/20.shtml", C, DROPPED, "numbered list page '独家'"),
-    ("http://roll.sports.sina.com.cn/sportsori/index.shtml", C, DROPPED, "'更多>>' rolling index"),
-    ("http://edu.sina.com.cn/gaokao", C, DROPPED, "'高考' channel without slash"),
+    ("http://history.sina.com.cn/news/list/20.shtml", C, NODE, "numbered list page '独家'"),
+    ("http://roll.sports.sina.com.cn/sportsori/index.shtml", C, NODE,
+     "'更多>>' rolling index on roll.sports., a host below the editorial sports."),
+    ("http://edu.sina.com.cn/gaokao", C, NODE, "'高考' channel without slash"),
     ("http://data.auto.sina.com.cn/", C, DROPPED,
      "href 'http://data.auto.sina.com.cn/#global:::orderby=pv…': fragment dropped"),
     ("http://sax.sina.com.cn/click?sign=423b0ef0acbb446d&t=REowMDAwNjE5NA%3D%3D&type=nonstd&url="
@@ -415,14 +425,14 @@ QQ_ = "http://www.qq.com"
 QQ = [
     (f"{QQ_}/", H, NODE, "'腾讯网' logo: http link to the https page itself"),
     (f"{QQ_}/map/", D, NODE, "'全部' site map"),
-    (f"{QQ_}/privacy.htm", H, NODE, "privacy policy"),
-    (f"{QQ_}/icp.shtml", H, NODE, "ICP licence"),
-    (f"{QQ_}/sheweishouye.htm", H, NODE, "'设为首页' help page"),
-    ("http://news.qq.com/", C, DROPPED, "news subdomain home"),
-    ("http://sports.qq.com/cba", C, DROPPED, "'CBA' channel"),
-    ("http://ent.qq.com/movie/", C, DROPPED, "'电影' channel"),
-    ("http://news.qq.com/society_index.shtml", C, DROPPED, "'社会' channel index"),
-    ("http://fashion.qq.com/beauty/beauty_list.htm", C, DROPPED, "'美容' list"),
+    (f"{QQ_}/privacy.htm", H, DROPPED, "privacy policy"),
+    (f"{QQ_}/icp.shtml", H, DROPPED, "ICP licence"),
+    (f"{QQ_}/sheweishouye.htm", H, DROPPED, "'设为首页' help page"),
+    ("http://news.qq.com/", C, NODE, "news subdomain home"),
+    ("http://sports.qq.com/cba", C, NODE, "'CBA' channel"),
+    ("http://ent.qq.com/movie/", C, NODE, "'电影' channel"),
+    ("http://news.qq.com/society_index.shtml", C, NODE, "'社会' channel index"),
+    ("http://fashion.qq.com/beauty/beauty_list.htm", C, NODE, "'美容' list"),
     ("https://news.qq.com/a/20180205/004622.htm", C, CONTENT, "href has '#p=1', dropped"),
     ("http://ent.qq.com/a/20180204/010321.htm", C, CONTENT, "two hrefs with '#p=1', one link"),
     ("http://sports.qq.com/a/20180205/000635.htm", C, CONTENT, "href ends with a space"),
@@ -453,15 +463,15 @@ QQ = [
     ("https://v.qq.com/x/cover/te16jrp0mbc7cc2/m0545ohup0f.html", C, CONTENT,
      "video news item '情侣违规进山…', same scheme, opaque id without a digit run"),
     ("https://v.qq.com/x/page/f0546gkvcap.html", C, CONTENT, "video news item '吴亦凡献歌…'"),
-    ("http://rufodao.qq.com/l/ruxue/gushengjinxian/list201511416042.htm", C, DROPPED,
+    ("http://rufodao.qq.com/l/ruxue/gushengjinxian/list201511416042.htm", C, NODE,
      "'圣贤' list page (list + id in the name)"),
-    ("http://news.qq.com/zt2017/2017ztqt/lswl.htm", C, DROPPED, "special-topic page"),
-    ("http://news.qq.com/zt2018/2018hjdlw/pc.htm", C, DROPPED, "special-topic page"),
-    ("http://games.qq.com/tencent/lol/zt/2018lplcjs/index.html", C, DROPPED,
+    ("http://news.qq.com/zt2017/2017ztqt/lswl.htm", C, NODE, "special-topic page"),
+    ("http://news.qq.com/zt2018/2018hjdlw/pc.htm", C, NODE, "special-topic page"),
+    ("http://games.qq.com/tencent/lol/zt/2018lplcjs/index.html", C, NODE,
      "live-event special page"),
     ("http://v.qq.com/x/list/variety?offset=0", C, DROPPED, "video list with a query"),
     ("http://v.qq.com/download.html", C, DROPPED, "href 'http://v.qq.com/download.html#pc'"),
-    ("http://time.qq.com/?pgv_ref=qqcom", C, DROPPED, "host root with a query only"),
+    ("http://time.qq.com/?pgv_ref=qqcom", C, NODE, "host root with a query only"),
     ("http://lol.qq.com/index.shtml?ADTAG=media.innerenter.qqcom.index_navigation", C, DROPPED,
      "game site index with a tag parameter"),
     ("http://data.auto.qq.com/car_serial/1477/", C, DROPPED, "car model page"),
@@ -482,10 +492,10 @@ QQ = [
 
 SOHU = [
     ("http://www.sohu.com/", H, NODE, "relative '/': the page itself"),
-    ("http://news.sohu.com/", C, DROPPED, "'//news.sohu.com/' takes the page's scheme, http"),
-    ("http://society.sohu.com/", C, DROPPED, "'//society.sohu.com' (no path) → '/' added"),
-    ("http://business.sohu.com/994", C, DROPPED, "'//business.sohu.com/994' channel '宏观'"),
-    ("http://sports.sohu.com/nba.shtml", C, DROPPED, "'//sports.sohu.com/nba.shtml' channel"),
+    ("http://news.sohu.com/", C, NODE, "'//news.sohu.com/' takes the page's scheme, http"),
+    ("http://society.sohu.com/", C, NODE, "'//society.sohu.com' (no path) → '/' added"),
+    ("http://business.sohu.com/994", C, NODE, "'//business.sohu.com/994' channel '宏观'"),
+    ("http://sports.sohu.com/nba.shtml", C, NODE, "'//sports.sohu.com/nba.shtml' channel"),
     ("http://tv.sohu.com/drama/us/", C, DROPPED, "'//tv.sohu.com/drama/us/' 美剧 list"),
     ("http://www.sohu.com/a/245894415_115207", D, CONTENT,
      "'//www.sohu.com/a/245894415_115207': article on the home host"),
@@ -511,8 +521,8 @@ SZ_SPORT = [
     (f"{SZ}/sport-liveticker/iframe/spielplan-scoreboard/deutschland-bundesliga/"
      "deutschland-2-bundesliga/", F, NODE, "<iframe> scoreboard"),
     (f"{SZ}/", U, DROPPED, "logo: the home page is above /sport/"),
-    (f"{SZ}/politik", C, DROPPED, "same host, another branch of the path tree"),
-    (f"{SZ}/thema/Bundesliga", C, DROPPED, "topic page on another branch"),
+    (f"{SZ}/politik", C, NODE, "same host, another branch of the path tree: a channel"),
+    (f"{SZ}/thema/Bundesliga", C, NODE, "topic page on another branch"),
     ("https://sz-magazin.sueddeutsche.de/sagen-sie-jetzt-nichts/alexandra-popp-frauenfussball-"
      "fussball-wm-interview-ohne-worte-92885", C, CONTENT, "article on another host"),
     (f"{SZ}/projekte/artikel/sport/podcast-weltrekord-florence-griffith-joyner-100-meter-olympia-"
@@ -553,9 +563,13 @@ FIXES: dict[str, str] = {
                              "shaped only when the segment is all digits or has separators "
                              "(…/80238/, …-e568822/), not a glued word+digits name "
                              "(zt_d/car20180807/)",
-    "short-id-in-feature-dir": "no safe URL-only rule found: short numeric ids (2958.html, "
-                               "ey156.html) under an 'original' feature directory; needs the "
-                               "group rule over crosswise hosts or page-level evidence",
+    "short-id-in-feature-dir": "a short id file (2958.html, ey156.html, lab085.html) under an "
+                               "editorial feature directory (linkclass.FEATURE_DIRS: 'original') "
+                               "is article-shaped",
+    "article-in-service-area": "an article-shaped page below an editorial part of a service "
+                               "area (linkrules.EDITORIAL_DIRS: /download/specials/<comparison>-"
+                               "3798036) is news; /download/product/<tool>-59349 stays a "
+                               "download page",
     "one-entry-per-host": "key crosswise entries by host, not by scheme+host: http:// and "
                           "https:// links to one host give one entry (sina: news, tech, tousu; "
                           "qq: news, v, guanjia)",
@@ -570,24 +584,27 @@ FIXES: dict[str, str] = {
 #: Rows where today's classifier disagrees with the table: page → URL → fix id (xfail strict).
 KNOWN_WRONG: dict[str, dict[str, str]] = {
     # The fixes tag-dir, list-name, opaque-id, service-page, trailing-slash-number,
-    # media-extension, index-of-slug, comment-host and one-entry-per-host are in linkclass.py.
-    "qq": {
-        "http://news.qq.com/original/oneday/2958.html": "short-id-in-feature-dir",
-        "http://news.qq.com/original/eyan/ey156.html": "short-id-in-feature-dir",
-        "http://gy.qq.com/original/guyu_lab/lab085.html": "short-id-in-feature-dir",
-        "http://view.news.qq.com/original/intouchtoday/n4157.html": "short-id-in-feature-dir",
-    },
+    # media-extension, index-of-slug, comment-host, one-entry-per-host and (issue 10)
+    # short-id-in-feature-dir and article-in-service-area are in linkclass.py / linkrules.py.
 }
 
-#: Hosts each page must have a crosswise entry for (checked by host, whatever the scheme).
-EXPECTED_ENTRY_HOSTS: dict[str, set[str]] = {
-    "sueddeutsche": {"sz-magazin.sueddeutsche.de", "zeitung.sueddeutsche.de",
-                     "projekte.sueddeutsche.de", "stellenmarkt.sueddeutsche.de"},
-    "heise": {"shop.heise.de", "jobs.heise.de", "business-services.heise.de",
-              "preisvergleich.heise.de"},
+#: Sister hosts each page must follow: a node link to a channel there or its ``scheme://host/``
+#: entry (checked by host, whatever the scheme).
+EXPECTED_FOLLOWED_HOSTS: dict[str, set[str]] = {
+    "sueddeutsche": {"sz-magazin.sueddeutsche.de", "projekte.sueddeutsche.de"},
+    "heise": set(),
     "sina": {"news.sina.com.cn", "mil.news.sina.com.cn", "finance.sina.com.cn",
              "sports.sina.com.cn", "blog.sina.com.cn", "k.sina.com.cn"},
-    "qq": {"news.qq.com", "new.qq.com", "view.inews.qq.com", "sports.qq.com", "v.qq.com"},
+    "qq": {"news.qq.com", "new.qq.com", "view.inews.qq.com", "sports.qq.com"},
+}
+#: Service hosts each page links and must not follow (no node link there, no entry).
+NOT_FOLLOWED_HOSTS: dict[str, set[str]] = {
+    "sueddeutsche": {"zeitung.sueddeutsche.de", "stellenmarkt.sueddeutsche.de",
+                     "iqtest.sueddeutsche.de", "szshop.sueddeutsche.de"},
+    "heise": {"shop.heise.de", "jobs.heise.de", "business-services.heise.de",
+              "preisvergleich.heise.de"},
+    "sina": {"login.sina.com.cn", "vip.book.sina.com.cn", "sax.sina.com.cn"},
+    "qq": {"mail.qq.com", "browser.qq.com", "chuangshi.qq.com", "class.qq.com"},
 }
 
 

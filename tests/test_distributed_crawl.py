@@ -135,7 +135,9 @@ def test_a_killed_worker_loses_no_url(tmp_path, redis_namespace):
                     # must not count as done.
                     "NEWSCRAWL_MONGO_ENABLED": "True", "NEWSCRAWL_MONGO_FLUSH_INTERVAL": "1",
                     "NEWSCRAWL_REVISIT_ENABLED": "True", "NEWSCRAWL_REVISIT_FLUSH_INTERVAL": "5",
-                    "NEWSCRAWL_POLITENESS_LOG": str(tmp_path / "exchanges.jsonl")}
+                    "NEWSCRAWL_POLITENESS_LOG": str(tmp_path / "exchanges.jsonl"),
+                    # every page of the site, its footer service pages too
+                    **bench.SAME_PAGES_SETTINGS}
         total = sum(len(paths) for paths in site.values())
         workers = [_start(args, settings, tmp_path, f"worker{i}") for i in range(2)]
         deadline = time.monotonic() + 120

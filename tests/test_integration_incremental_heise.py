@@ -76,7 +76,9 @@ def test_each_run_discovers_exactly_the_new_article_links(heise_runs):
         expected = captured_content_links(capture) - known
         assert found == expected, (capture, len(found), len(expected))
         if number:
-            assert 5 <= len(expected) <= 20, capture  # 8, 14, 9 with today's classifier
+            # 2, 10, 5 with today's classifier (8, 14, 9 before job ads, shop, price-comparison
+            # and sponsored links were told apart from articles)
+            assert 1 <= len(expected) <= 20, capture
         known |= expected
 
 

@@ -71,7 +71,8 @@ def test_link_classes_per_site_agree_between_stats_and_store(replay_crawl):
     for (site, cls), n in stored.items():
         assert int(stats[f"newscrawl/linkclass/{cls}/{site}"]) == n, (site, cls)
     counted = {k for k in stats if k.count("/") == 3 and k.startswith("newscrawl/linkclass/")
-               and not k.startswith(("newscrawl/linkclass/role", "newscrawl/linkclass/skipped"))}
+               and not k.startswith(("newscrawl/linkclass/role", "newscrawl/linkclass/skipped",
+                                     "newscrawl/linkclass/dropped"))}
     assert len(counted) == len(stored)
 
 

@@ -81,3 +81,54 @@ def test_links_beyond_the_cap_are_counted_without_being_read():
     links = extract_links(root, "http://example.org/", max_links=500, stats=stats)
     assert len(links) == 500 and stats.truncated == 100_000 - 500 + 1
     assert time.perf_counter() - started < 2.0  # resolving all of them took 5 s
+
+
+# --- issue 10: links in <textarea> templates, navigation blocks --------------------------------
+
+TEXTAREA_PAGE = """<html><body>
+<div class="tab"><textarea class="hidden">
+  <ul><li><a href="http://news.sina.com.cn/c/2018-08-08/doc-ihhkuskt7577970.shtml">A</a></li>
+      <li><a href="/mid/hot/2018-08-08/doc-ihhkuskt5786223.shtml"><b>B</b></a></li></ul>
+</textarea></div>
+<form action="/post"><textarea>&lt;a href="http://x.sina.com.cn/in-form.html"&gt;f&lt;/a&gt;</textarea></form>
+<textarea name="comment">&lt;a href="http://x.sina.com.cn/named.html"&gt;n&lt;/a&gt;</textarea>
+<textarea class="hidden">no links here</textarea>
+<textarea class="hidden">&lt;a href="javascript:void(0)"&gt;js&lt;/a&gt;</textarea>
+</body></html>"""
+
+
+def test_links_in_textarea_templates_are_read():
+    # sina.com.cn ships tab panels of article lists as HTML inside hidden <textarea> elements
+    stats = ExtractionStats()
+    links = extract_links(html.fromstring(TEXTAREA_PAGE), "http://www.sina.com.cn/", stats=stats)
+    urls = [link.url for link in links]
+    assert urls == ["http://news.sina.com.cn/c/2018-08-08/doc-ihhkuskt7577970.shtml",
+                    "http://www.sina.com.cn/mid/hot/2018-08-08/doc-ihhkuskt5786223.shtml"]
+    assert links[1].features["bold"] == 1
+    assert stats.from_textarea == 2 and stats.not_http == 1
+
+
+def test_textarea_links_of_the_real_sina_home_page():
+    import pytest
+
+    import linkclass_tables as T
+
+    try:
+        url, text = T.load_page("sina")
+    except T.MissingCorpus as exc:
+        pytest.skip(f"needs {exc} (the shared corpus is not here)")
+    stats = ExtractionStats()
+    links = {link.url for link in extract_links(html.fromstring(text), url, stats=stats)}
+    assert stats.from_textarea > 300  # 27 hidden tab panels
+    assert "http://sports.sina.com.cn/basketball/nba/2018-08-08/doc-ihhkuskt4957246.shtml" in links
+
+
+def test_navigation_blocks_get_one_id_per_block():
+    page = "<div>" + "".join(f"<a href='/n{i}/'>n</a>" for i in range(8)) + "</div>" \
+        + "<p><a href='/lone.html'>x</a></p>" \
+        + "<ul>" + "".join(f"<li><a href='/m{i}/'>m</a></li>" for i in range(9)) + "</ul>"
+    links = extract_links(html.fromstring(f"<html><body>{page}</body></html>"), "http://e.com/")
+    blocks = [link.block for link in links]
+    assert len(set(blocks[:8])) == 1 and blocks[0] > 0
+    assert len(set(blocks[9:])) == 1 and blocks[9] not in (0, blocks[0])
+    assert blocks[8] not in (blocks[0], blocks[9])  # the lone link: the body is its block

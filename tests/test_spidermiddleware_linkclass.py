@@ -127,3 +127,59 @@ def test_one_page_under_two_names_is_one_link():
     per_site = {k: v for k, v in crawler.stats.get_stats().items()
                 if k.startswith("newscrawl/linkclass/") and k.endswith("/sueddeutsche.de")}
     assert sum(per_site.values()) == 2
+
+
+# --- issue 10: channels on other branches and sister hosts, service links dropped -------------
+
+def _sport_response(depth=0):
+    body = shared_path("corpus", "01_frontpage-archive_de_home-sections", "sueddeutsche.de_2024-10-01",
+                       "sport.html").read_bytes()
+    url = SZ + "sport"
+    request = Request(url, meta={meta.ENTRY_URL: url, meta.START_URL: url, meta.DEPTH: depth,
+                                 meta.ROLE: "entry"})
+    return HtmlResponse(url, body=body, encoding="utf-8", request=request)
+
+
+def test_channels_on_other_branches_are_requested_and_service_links_are_not():
+    crawler, spider, mw = _setup(depth="1")
+    out = _run(mw, spider, _sport_response())
+    nodes = {r.url: r for r in out if isinstance(r, Request) and r.callback == spider.parse_node}
+    # /sport's page links /politik and /thema/Bundesliga: CROSSWISE, followed as channels
+    politik = nodes["https://www.sueddeutsche.de/politik"]
+    assert politik.meta[meta.LINK_CLASS] == "crosswise" and politik.meta[meta.DEPTH] == 1
+    assert politik.meta[meta.ROLE] == "node"
+    assert "https://www.sueddeutsche.de/thema/Bundesliga" in nodes
+    assert "https://sz-magazin.sueddeutsche.de/" in nodes  # a sister host's channel
+    assert not [u for u in nodes if "gutscheine" in u or "stellenmarkt" in u or "raetsel" in u]
+    assert "https://www.sueddeutsche.de/" not in nodes  # UPWARD: dropped (seed 004)
+    stats = crawler.stats.get_stats()
+    assert stats["newscrawl/linkclass/dropped/service:host"] > 0
+    assert stats["newscrawl/linkclass/dropped/service:path"] > 0
+    item = out[0]
+    dropped = {link["target_url"] for link in item["links"] if link["role"] == "dropped"}
+    assert "https://produkte.sueddeutsche.de/" in dropped  # the subscription shop
+
+
+def test_node_requests_stop_at_the_depth_limit():
+    _, spider, mw = _setup(depth="0")
+    out = _run(mw, spider, _sport_response())
+    assert not [r for r in out if isinstance(r, Request) and r.meta[meta.ROLE] == "node"]
+
+
+def test_rules_file_setting_reaches_the_classifier(tmp_path):
+    import json
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"sites": {"sueddeutsche.de": {"paths": ["thema"]}}}))
+    crawler, spider, mw = _setup({"NEWSCRAWL_LINKCLASS_RULES": str(rules)}, depth="1")
+    out = _run(mw, spider, _sport_response())
+    nodes = [r.url for r in out if isinstance(r, Request) and r.callback == spider.parse_node]
+    assert "https://www.sueddeutsche.de/politik" in nodes
+    assert not [u for u in nodes if "/thema/" in u]
+    assert crawler.stats.get_value("newscrawl/linkclass/dropped/service:path") > 20
+
+
+def test_a_bad_rules_file_stops_the_crawl_at_start(tmp_path):
+    bad = tmp_path / "rules.json"
+    bad.write_text('{"hosts": "shop"}')
+    with pytest.raises(ValueError, match="rules.json"):
+        _setup({"NEWSCRAWL_LINKCLASS_RULES": str(bad)})

@@ -15,16 +15,26 @@ Links are cleaned as the HTML standard says: ASCII whitespace stripped from the 
 resolved against ``<base href>`` (itself resolved against the page URL) and the page URL;
 ``javascript:``, ``mailto:``, ``tel:``, ``data:`` and other non-http(s) schemes are not links,
 nor are pure ``#fragment`` links (counted in :class:`ExtractionStats`).
+
+Addition (issue 10): portals ship parts of their article lists as HTML inside a hidden
+``<textarea>`` that a script renders later (sina.com.cn's home page holds 27 such tab panels,
+about 370 links to its news, sports and video articles); to the parser that is text. A
+``<textarea>`` outside any ``<form>`` and without a ``name`` (so it is no form field) whose text
+holds an anchor is parsed as an HTML fragment and its links are read like the page's own
+(counted in ``ExtractionStats.from_textarea``).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+import lxml.html
+from lxml import etree
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
@@ -35,6 +45,10 @@ Element: TypeAlias = Any
 MAX_ANCHORS_IN_IMAGE_BLOCK = 3
 #: How many ancestors are inspected for headline / bold markup and for the image block.
 ANCESTOR_LEVELS = 4
+#: A link's block (``RawLink.block``) is the nearest ancestor with at least this many anchors …
+BLOCK_MIN_ANCHORS = 8
+#: … found at most this many levels above the anchor.
+BLOCK_LEVELS = 6
 
 _BLOCK_TAGS = frozenset({"li", "article", "figure", "dd", "td", "section", "div"})
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "big"})
@@ -62,12 +76,16 @@ class RawLink:
         text: anchor text (whitespace folded; an image's ``alt`` when the anchor has no text).
         tag: ``"a"`` (also ``<area>``) or ``"frame"`` (``<frame>``/``<iframe>`` src).
         features: ``{"image": 0|1, "font_size": 0|1, "bold": 0|1}``.
+        block: an id, unique within the page, of the link's navigation / list block (the
+            nearest ancestor holding at least :data:`BLOCK_MIN_ANCHORS` anchors, at most
+            :data:`BLOCK_LEVELS` levels up); 0 when there is none.
     """
 
     url: str
     text: str
     tag: str
     features: dict[str, int] = field(default_factory=dict)
+    block: int = 0
 
 
 @dataclass(slots=True)
@@ -78,6 +96,7 @@ class ExtractionStats:
     fragment_only: int = 0
     malformed: int = 0
     truncated: int = 0
+    from_textarea: int = 0
 
 
 def _style_says(element: Element, pattern: re.Pattern[str]) -> bool:
@@ -266,6 +285,38 @@ def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
     stats = stats if stats is not None else ExtractionStats()
     base_url = document_base(root, page_url)
     links: list[RawLink] = []
+    ids = itertools.count(1)  # block ids unique over the page and its textarea fragments
+    _read_links(root, base_url, links, max_links, stats, ids)
+    for fragment in _textarea_fragments(root):
+        before = len(links)
+        _read_links(fragment, base_url, links, max_links, stats, ids)
+        stats.from_textarea += len(links) - before
+    return links
+
+
+_ANCHOR_TEXT = re.compile(r"<a\s", re.IGNORECASE)
+
+
+def _textarea_fragments(root: Element) -> list[Element]:
+    """HTML templates held in ``<textarea>`` elements that are no form fields (module
+    docstring), parsed; a fragment lxml cannot parse is skipped."""
+    fragments = []
+    for area in root.iter("textarea"):
+        text = area.text or ""
+        if area.get("name") is not None or not _ANCHOR_TEXT.search(text):
+            continue
+        if any(parent.tag == "form" for parent in area.iterancestors()):
+            continue
+        try:
+            fragments.append(lxml.html.fragment_fromstring(text, create_parent="div"))
+        except (ValueError, TypeError, etree.ParserError):
+            continue
+    return fragments
+
+
+def _read_links(root: Element, base_url: str, links: list[RawLink], max_links: int,
+                stats: ExtractionStats, ids: Iterator[int]) -> None:
+    blocks = _Blocks(root, ids)
     for el in root.iter("a", "area", "frame", "iframe"):
         tag = el.tag
         raw = el.get("src") if tag in ("frame", "iframe") else el.get("href")
@@ -288,5 +339,34 @@ def extract_links(root: Element, page_url: str, *, max_links: int = 5000,
             links.append(RawLink(url, "", "frame", {"image": 0, "font_size": 0, "bold": 0}))
         else:
             block = _teaser_block(el)
-            links.append(RawLink(url, _anchor_text(el, block), "a", link_features(el, block=block)))
-    return links
+            links.append(RawLink(url, _anchor_text(el, block), "a", link_features(el, block=block),
+                                 blocks.of(el)))
+
+
+class _Blocks:
+    """Navigation / list blocks of a page: ancestors holding many anchors (``RawLink.block``).
+
+    One pass counts, for each element up to :data:`BLOCK_LEVELS` above an anchor, the anchors
+    below it; :meth:`of` then walks up from an anchor to the first ancestor with at least
+    :data:`BLOCK_MIN_ANCHORS`.
+    """
+
+    def __init__(self, root: Element, ids: Iterator[int]) -> None:
+        self.counts: dict[Element, int] = {}
+        self.ids: dict[Element, int] = {}
+        self.next_id = ids
+        for anchor in root.iter("a"):
+            for level, parent in enumerate(anchor.iterancestors()):
+                if level >= BLOCK_LEVELS:
+                    break
+                self.counts[parent] = self.counts.get(parent, 0) + 1
+
+    def of(self, anchor: Element) -> int:
+        for level, parent in enumerate(anchor.iterancestors()):
+            if level >= BLOCK_LEVELS:
+                break
+            if self.counts.get(parent, 0) >= BLOCK_MIN_ANCHORS:
+                if parent not in self.ids:
+                    self.ids[parent] = next(self.next_id)
+                return self.ids[parent]
+        return 0
