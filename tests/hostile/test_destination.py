@@ -8,19 +8,24 @@ from tests.hostile.cases_destination import PARTNER_TARGET, PARTNER_TITLE
 
 def test_nothing_ever_reached_the_trap_host(hostile):
     """127.0.0.9 listens and is not allowed: an entry there, redirects and a meta refresh to
-    it, numeric spellings of it and a name resolving to it are refused with no connection."""
+    it, numeric spellings of it (refused as entries) and a name resolving to it are refused
+    with no connection."""
     assert hostile.site.connections_to("trap") == []
     assert hostile.site.connections_to("other") == []
 
 
 def test_entries_on_a_loopback_address_are_refused_in_every_spelling(hostile):
-    # trap-entry, 2130706441, 0x7f.0.0.9, 0177.0.0.011, metadata.hostile.test (resolved),
-    # the redirect and the meta refresh to it
-    assert hostile.stat("newscrawl/destination/loopback") == 7
-    for host in ("127.0.0.9", "2130706441", "0x7f.0.0.9", "0177.0.0.011",
-                 "metadata.hostile.test"):
+    # Refused by the destination policy: trap-entry, metadata.hostile.test (resolved), the
+    # redirect and the meta refresh to it. The numeric spellings (2130706441, 0x7f.0.0.9,
+    # 0177.0.0.011) do not even become requests: the seeds refuse bare-number hosts, with the
+    # destination policy's own reading of them as the second line (tests/test_destination.py).
+    assert hostile.stat("newscrawl/destination/loopback") == 4
+    for host in ("127.0.0.9", "metadata.hostile.test"):
         assert hostile.log_lines(rf"WARNING: Refused http://{host}:\d+/.*127\.0\.0\.9\)? is a "
                                  r"loopback address")
+    assert hostile.stat("newscrawl/seeds/skipped_numeric_host") == 3
+    for host in ("2130706441", "0x7f.0.0.9", "0177.0.0.011"):
+        assert hostile.log_lines(rf"'http://{host}:\d+/numeric-\w+/': the host is a bare number")
     assert not hostile.log_lines(r"Refused .*/robots.txt")
 
 
