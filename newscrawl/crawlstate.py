@@ -20,7 +20,9 @@ archived version, an eviction — is read from it. It is the wall clock, or, wit
 seconds elapsed since the run started, so a test or a replay of captures taken at known times
 runs "at" those times.
 
-The request budget (``-a budget=N``, ``NEWSCRAWL_BUDGET``) is counted here once
+The request budget (``-a budget=N``, ``NEWSCRAWL_BUDGET``) and the request rate of monitoring
+mode (``-a rate=N`` requests per hour, ``NEWSCRAWL_WATCH_RATE``; a
+:class:`~newscrawl.algorithms.watch.RateBudget` with a share per site) are counted here once
 (:meth:`RunState.spend`), by the budget middleware.
 """
 
@@ -32,6 +34,7 @@ import os
 import secrets
 import time
 from collections.abc import Iterable, Mapping
+from collections.abc import Callable
 from typing import Any, cast
 
 from newscrawl.algorithms.changedetect import HostPolicy, learn_host
@@ -44,6 +47,7 @@ from newscrawl.algorithms.revisitplan import (
     new_record,
     record_visit,
 )
+from newscrawl.algorithms.watch import RateBudget
 
 UTC = dt.timezone.utc
 #: Record fields holding times (epoch seconds in memory, datetimes in the store).
@@ -90,6 +94,27 @@ def parse_budget(value: Any) -> int | None:
     if value is None or value == "":
         return None
     return parse_whole_number(value, "budget", unit=" of requests") or None
+
+
+def parse_rate(value: Any) -> float | None:
+    """A request-rate argument (``-a rate=``, ``NEWSCRAWL_WATCH_RATE``) in requests per hour:
+    None for no cap (0, empty, None).
+
+    >>> parse_rate("600"), parse_rate(0), parse_rate("")
+    (600.0, None, None)
+
+    Raises:
+        ValueError: not a number >= 0.
+    """
+    if value is None or value == "":
+        return None
+    try:
+        rate = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"rate must be a number of requests per hour, got {value!r}") from None
+    if not math.isfinite(rate) or rate < 0:
+        raise ValueError(f"rate must be >= 0 requests per hour, got {value!r}")
+    return rate or None
 
 
 def parse_whole_number(value: Any, what: str, *, unit: str = "") -> int:
@@ -200,6 +225,7 @@ class RunState:
             ``clock`` is given.
         clock: the run clock (default: ``RunClock(now)``).
         budget: requests this run may send (None: unlimited).
+        rate: requests per hour of a watched crawl, shared fairly by the sites (None: no cap).
         strikes: evidence needed before a host's validators are distrusted.
         run_id: id of this run (staging of the shadow update mode); default from the clock.
         mode: update mode, one of :data:`UPDATE_MODES`.
@@ -210,7 +236,8 @@ class RunState:
 
     def __init__(self, cfg: RevisitConfig, *, now: float | None = None,
                  clock: RunClock | None = None, budget: int | None = None, strikes: int = 2,
-                 run_id: str | None = None, mode: str = "inplace") -> None:
+                 run_id: str | None = None, mode: str = "inplace",
+                 rate: float | None = None) -> None:
         if mode not in UPDATE_MODES:
             raise ValueError(f"NEWSCRAWL_UPDATE_MODE must be one of {UPDATE_MODES}, got {mode!r}")
         self.cfg = cfg
@@ -218,6 +245,10 @@ class RunState:
         self.started = self.clock.started
         self.budget = budget
         self.spent = 0
+        self.rate = RateBudget(rate, now=self.clock.now()) if rate else None
+        #: Called with ``(fp, record)`` after every visit is recorded and every release
+        #: (:meth:`release`): the watch extension's due-time queue listens here.
+        self.listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
         self.strikes = strikes
         self.mode = mode
         self.run_id = run_id or new_run_id(self.started)
@@ -332,7 +363,16 @@ class RunState:
         self.records[fp] = new
         self.dirty.add(fp)
         self.observed.add(fp)
+        for listener in self.listeners:
+            listener(fp, new)
         return new
+
+    def release(self, fp: str) -> None:
+        """Forget that ``fp`` was requested in this run (a request refused for now, e.g. by the
+        request rate, or dropped as a duplicate): it may be requested again; listeners are told."""
+        self.scheduled.discard(fp)
+        for listener in self.listeners:
+            listener(fp, self.records.get(fp))
 
     def set_fields(self, fp: str, **fields: Any) -> None:
         """Set record fields (weight, published, pagerank...) and mark the record dirty."""
@@ -405,9 +445,12 @@ class RunState:
 
     # -- budget ---------------------------------------------------------------------------------
 
-    def spend(self) -> bool:
-        """Count one request against the budget; False (and nothing counted) when exhausted."""
+    def spend(self, site: str = "") -> bool:
+        """Count one request (of registered domain ``site``) against the budget and the request
+        rate; False (and nothing counted) when either is exhausted for now."""
         if self.budget is not None and self.spent >= self.budget:
+            return False
+        if self.rate is not None and not self.rate.try_spend(site, self.now()):
             return False
         self.spent += 1
         return True

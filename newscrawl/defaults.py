@@ -191,6 +191,23 @@ NEWSCRAWL_EVICT_MISSES = 3
 #: Keep the previous version of an article whose text changed, with a diff summary.
 NEWSCRAWL_VERSIONS_ENABLED = True
 
+# --- monitoring mode (extensions/watch.py; DESIGN §7) -----------------------------------------
+#: Keep the crawl running after the first sweep: channel pages again when due, new article
+#: links at once, known articles on their correction schedule. Spider arg ``-a watch=1``.
+NEWSCRAWL_WATCH_ENABLED = False
+#: Stop a watched crawl after this long: ``90s``, ``10m``, ``1h``, ``2d`` or seconds; empty or
+#: 0 = until SIGINT/SIGTERM. Spider arg ``-a for=``.
+NEWSCRAWL_WATCH_FOR = ""
+#: Requests per hour for the whole crawl (a token bucket with a share per site; HEAD probes and
+#: robots.txt not counted); 0 = no cap. Spider arg ``-a rate=N``.
+NEWSCRAWL_WATCH_RATE = 0
+#: Seconds between the status lines (new articles, requests, rate use, publication→capture
+#: delay of the last hour).
+NEWSCRAWL_WATCH_LOG_INTERVAL = 60.0
+#: A page requested this long ago and still not visited (its request was lost on the way:
+#: robots.txt, a duplicate filter) may be requested again (seconds).
+NEWSCRAWL_WATCH_STALE_AFTER = 300.0
+
 # --- collection names ------------------------------------------------------------------------
 ARTICLES_COLLECTION = "articles"
 NODES_COLLECTION = "nodes"

@@ -57,6 +57,8 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "extensions.store.StoreExtension": 100,
     "extensions.crawlstate.CrawlStateExtension": 110,
+    # Monitoring mode (-a watch=1); not configured otherwise.
+    "extensions.watch.WatchExtension": 120,
 }
 
 FEED_EXPORT_ENCODING = "utf-8"

@@ -4,7 +4,9 @@
 * :func:`seed_request` — the same with its stored state (HEAD first when the entry is known);
 * :func:`due_channel_requests` — known channel pages that are due, at the start of a re-run;
 * :func:`due_article_requests` — due re-checks of known articles, once discovery is done
-  (released by :class:`extensions.crawlstate.CrawlStateExtension` at the first idle).
+  (released by :class:`extensions.crawlstate.CrawlStateExtension` at the first idle);
+* :func:`watch_request` — one known page due again in monitoring mode
+  (:class:`extensions.watch.WatchExtension`).
 
 Known pages are requested in due order (due time, then PageRank, then NewsPageRank weight;
 :func:`newscrawl.algorithms.revisitplan.due_order`) and as they were found
@@ -58,7 +60,7 @@ def seed_request(state: RunState, request: scrapy.Request, *,
 
 
 def _request_for(state: RunState, record: dict[str, Any], spider: Any,
-                 priority: int) -> scrapy.Request:
+                 priority: int, dont_filter: bool = False) -> scrapy.Request:
     url = record["url"]
     role = record.get("role") or "content"
     request_meta: dict[str, Any] = {
@@ -71,7 +73,26 @@ def _request_for(state: RunState, record: dict[str, Any], spider: Any,
     # Not dont_filter: the duplicate filter is per run here and per round in distributed crawls
     # (newscrawl/distributed/scheduler.py), so it lets a revisit through once and keeps several
     # workers from scheduling the same due page.
-    return scrapy.Request(url, callback=callback, priority=priority, meta=request_meta)
+    return scrapy.Request(url, callback=callback, priority=priority, meta=request_meta,
+                          dont_filter=dont_filter)
+
+
+def in_scope(record: dict[str, Any], spider: Any) -> bool:
+    """Is a known page part of this run: reached from one of its entries, within its depth?"""
+    return _in_scope(record, spider)
+
+
+def watch_request(state: RunState, record: dict[str, Any], spider: Any) -> scrapy.Request:
+    """The request of a known page due again in a watched crawl: an article never fetched
+    (a new link put back for later) before channel pages, re-checks of known articles last;
+    ``dont_filter`` (the page was requested before in this long run)."""
+    if record.get("role") in CHANNEL_ROLES:
+        priority = SEED_PRIORITY // 2
+    elif not record.get("last_visit"):
+        priority = new_article_priority(record.get("weight"))
+    else:
+        priority = RECHECK_PRIORITY
+    return _request_for(state, record, spider, priority, dont_filter=True)
 
 
 def _in_scope(record: dict[str, Any], spider: Any) -> bool:

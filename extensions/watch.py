@@ -1,0 +1,297 @@
+"""Extension of monitoring mode: ``scrapy crawl news -a watch=1`` keeps running after the first
+sweep (DESIGN §7).
+
+Spider arguments (over the settings): ``watch`` (``NEWSCRAWL_WATCH_ENABLED``), ``for`` — stop
+after a duration such as ``90s``, ``10m``, ``1h`` (``NEWSCRAWL_WATCH_FOR``; none: until SIGINT /
+SIGTERM, Scrapy's own graceful shutdown, after which the crawl state and the store are flushed
+as at the end of any run) — and ``rate`` — requests per hour for the whole crawl
+(``NEWSCRAWL_WATCH_RATE``; counted by the budget middleware in the run state, a share per site).
+
+How it runs, without busy-waiting: every known page of the crawl state sits in a due-time heap
+(:class:`newscrawl.algorithms.watch.DueQueue`), entered again after each visit with its new due
+time (the run state tells its listeners, :attr:`newscrawl.crawlstate.RunState.listeners`).
+One timer (``call_later``) wakes at the earliest due time, takes what is due, and hands it to
+the engine (``engine.crawl``) while the downloader has free slots and the page's site has a
+token of the request rate, sites served least-served first; then it sleeps until the next due
+time. Channel (entry and node) pages come back when their schedule says, new article links
+are fetched at once by the spider (or, when the rate had no token, put back here), and known
+articles on their correction-decay schedule (:mod:`newscrawl.algorithms.revisitplan`).
+``spider_idle`` raises :class:`~scrapy.exceptions.DontCloseSpider` while watching. The crawl
+state is written every ``NEWSCRAWL_REVISIT_FLUSH_INTERVAL`` seconds by
+:class:`extensions.crawlstate.CrawlStateExtension` through the store's writer thread, so a
+restart of the same command goes on from there.
+
+Once a minute (``NEWSCRAWL_WATCH_LOG_INTERVAL``) it logs new articles, requests, budget use and
+the median publication → capture delay of the last hour (:mod:`extensions.watchlog`).
+
+Stats: ``newscrawl/watch/<fed|dropped_again|released_stale>`` and the log line's figures.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+from typing import Any
+
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.utils.asyncio import call_later
+from scrapy.utils.defer import deferred_from_coro
+
+from extensions.crawlstate import CrawlStateExtension
+from extensions.watchlog import WatchLog
+from newscrawl import defaults, meta
+from newscrawl.algorithms.revisitplan import CHANNEL_ROLES
+from newscrawl.algorithms.watch import DueQueue, parse_duration
+from newscrawl.crawlstate import RunState
+from spiders.requests import in_scope, watch_request
+
+logger = logging.getLogger(__name__)
+
+_PREFIX = "newscrawl/watch"
+#: Longest sleep between wakes (seconds): a bound, the heap decides when to wake.
+_MAX_SLEEP = 60.0
+#: Sleep while due pages wait for a free slot or a token (seconds).
+_BACKLOG_SLEEP = 0.25
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def _rank(record: dict[str, Any]) -> int:
+    """Order among pages due at once: new articles, channel pages, re-checks of articles."""
+    if record.get("role") in CHANNEL_ROLES:
+        return 1
+    return 0 if not record.get("last_visit") else 2
+
+
+class WatchExtension:
+    """Keep a crawl running and feed it what is due (module docstring).
+
+    Args:
+        crawler: the crawler (its engine takes the requests).
+        duration: stop after this many seconds (None: until stopped).
+        log_interval: seconds between the status lines.
+        stale_after: a page requested this long ago and still not visited (a request lost on
+            its way: robots.txt, a duplicate filter) may be requested again (seconds).
+        backlog: most requests waiting in Scrapy's scheduler before feeding pauses.
+    """
+
+    def __init__(self, crawler: Any, *, duration: float | None = None,
+                 log_interval: float = defaults.NEWSCRAWL_WATCH_LOG_INTERVAL,
+                 stale_after: float = defaults.NEWSCRAWL_WATCH_STALE_AFTER,
+                 backlog: int = 16) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.duration = duration
+        self.stale_after = max(1.0, stale_after)
+        self.backlog = max(1, backlog)
+        self.log = WatchLog(crawler.stats, interval=log_interval)
+        self.queue = DueQueue()
+        self.ready: dict[str, list[tuple[int, float, int, str]]] = {}
+        self.waiting: set[str] = set()
+        self.inflight: dict[str, float] = {}
+        self.state: RunState | None = None
+        self.spider: Any = None
+        self.deadline: float | None = None
+        self.closing = False
+        self._seq = itertools.count()
+        self._call: Any = None
+        self._wake_time: float | None = None
+        self._filled = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> WatchExtension:
+        s = crawler.settings
+        spider = getattr(crawler, "spider", None)
+        watch = getattr(spider, "watch", None)
+        if not _truthy(watch if watch not in (None, "") else s.get("NEWSCRAWL_WATCH_ENABLED")):
+            raise NotConfigured("not watching (-a watch=1 / NEWSCRAWL_WATCH_ENABLED)")
+        until = getattr(spider, "for", None)
+        duration = parse_duration(until if until not in (None, "") else s.get("NEWSCRAWL_WATCH_FOR"))
+        ext = cls(crawler, duration=duration,
+                  log_interval=s.getfloat("NEWSCRAWL_WATCH_LOG_INTERVAL"),
+                  stale_after=s.getfloat("NEWSCRAWL_WATCH_STALE_AFTER"),
+                  backlog=s.getint("CONCURRENT_REQUESTS"))
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(ext.request_dropped, signal=signals.request_dropped)
+        return ext
+
+    # -- run ------------------------------------------------------------------------------------
+
+    def spider_opened(self, spider: Any) -> None:
+        run = self.crawler.get_extension(CrawlStateExtension)
+        if run is None or not run.revisit:
+            logger.error("Monitoring mode needs the crawl state (NEWSCRAWL_REVISIT_ENABLED and "
+                         "extensions.crawlstate.CrawlStateExtension): not watching")
+            return
+        self.spider = spider
+        self.state = state = run.state
+        state.listeners.append(self._changed)
+        if self.duration:
+            self.deadline = state.now() + self.duration
+        self.log.start(state)
+        logger.info("Watching: %s%s", f"for {self.duration:.0f} s" if self.duration
+                    else "until stopped (Ctrl-C / SIGTERM)",
+                    f", at most {state.rate.rate * 3600:.0f} requests/hour" if state.rate else "")
+        self._wake_in(1.0)
+
+    def spider_idle(self, spider: Any) -> None:
+        """Keep the spider open while watching (the heap's timer feeds it)."""
+        if self.state is None or self.closing:
+            return
+        if self._call is None:
+            self._wake_in(0.0)
+        raise DontCloseSpider
+
+    def spider_closed(self, spider: Any, reason: str = "") -> None:
+        self.closing = True
+        if self._call is not None:
+            self._call.cancel()
+            self._call = None
+        self.log.stop()
+
+    def request_dropped(self, request: Any, spider: Any = None) -> None:
+        """A page request the scheduler refused (a duplicate in this long run): asked again."""
+        revisit = request.meta.get(meta.REVISIT)
+        if self.state is not None and revisit and revisit.get("fp") and not request.dont_filter:
+            self.stats.inc_value(f"{_PREFIX}/dropped_again")
+            self.state.release(revisit["fp"])
+
+    def _changed(self, fp: str, record: dict[str, Any] | None) -> None:
+        """A visit was recorded (or a request released): back into the heap at its due time."""
+        state = self.state
+        if record is None or state is None:
+            return
+        self.inflight.pop(fp, None)
+        if record.get("last_visit") is not None and record.get("history"):
+            state.scheduled.discard(fp)  # visited: it may be requested again when due
+            self.log.visited(record, state.now())
+        due = record.get("due")
+        self.queue.push(fp, due if isinstance(due, (int, float)) else state.now(),
+                        rank=_rank(record))
+        if self._filled and isinstance(due, (int, float)) and (
+                self._wake_time is None or due < self._wake_time - 0.05):
+            self._wake_in(max(due - state.now(), 0.0))
+
+    # -- the timer ------------------------------------------------------------------------------
+
+    def _wake_in(self, delay: float) -> None:
+        if self.closing or self.state is None:
+            return
+        if self._call is not None:
+            self._call.cancel()
+        delay = min(max(delay, 0.0), _MAX_SLEEP)
+        self._wake_time = self.state.now() + delay
+        self._call = call_later(delay, self._wake)
+
+    def _wake(self) -> None:
+        self._call = None
+        self._wake_time = None
+        state = self.state
+        if self.closing or state is None:
+            return
+        now = state.now()
+        if self.deadline is not None and now >= self.deadline:
+            logger.info("Watched for %.0f s: closing", self.duration or 0)
+            self.closing = True
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason="finished"))
+            return
+        if not self._filled and state.loaded:
+            for fp, record in state.records.items():
+                if fp not in state.scheduled:
+                    self._changed(fp, record)
+            self._filled = True
+        self._release_stale(now)
+        backlog = self._take_due(now)
+        if backlog:
+            backlog = self._feed(now)
+        self._wake_in(self._sleep(now, backlog))
+
+    def _sleep(self, now: float, backlog: bool) -> float:
+        state = self.state
+        assert state is not None
+        candidates = [_MAX_SLEEP]
+        nxt = self.queue.next_due()
+        if nxt is not None:
+            candidates.append(nxt - now)
+        if backlog:
+            wait = state.rate.wait(now) if state.rate is not None else 0.0
+            candidates.append(max(wait, _BACKLOG_SLEEP))
+        if self.inflight:
+            candidates.append(min(self.inflight.values()) + self.stale_after - now)
+        if self.deadline is not None:
+            candidates.append(self.deadline - now)
+        return max(min(candidates), 0.01)
+
+    def _release_stale(self, now: float) -> None:
+        state = self.state
+        assert state is not None
+        for fp, sent in list(self.inflight.items()):
+            if now - sent >= self.stale_after:
+                del self.inflight[fp]
+                if fp in state.scheduled:
+                    self.stats.inc_value(f"{_PREFIX}/released_stale")
+                    state.release(fp)
+
+    def _take_due(self, now: float) -> bool:
+        """Move the due pages of the heap to the per-site ready lists; True when any waits."""
+        state = self.state
+        assert state is not None
+        for fp in self.queue.pop_due(now):
+            record = state.get(str(fp))
+            if record is None or record.get("evicted") or fp in state.scheduled or fp in self.waiting:
+                continue
+            due = record.get("due")
+            if isinstance(due, (int, float)) and due > now:
+                continue  # a stale entry: the record was pushed again with its new due time
+            if not in_scope(record, self.spider):
+                continue
+            site = str(record.get("site") or record.get("host") or "")
+            heapq.heappush(self.ready.setdefault(site, []),
+                           (_rank(record), float(due or now), next(self._seq), str(fp)))
+            self.waiting.add(str(fp))
+        return bool(self.waiting)
+
+    def _room(self) -> bool:
+        engine = self.crawler.engine
+        scheduler = getattr(engine, "scheduler", None)
+        try:
+            queued = len(scheduler) if scheduler is not None else 0
+        except TypeError:
+            queued = 0
+        return not engine.needs_backout() and queued < self.backlog
+
+    def _feed(self, now: float) -> bool:
+        """Hand ready pages to the engine, sites least served first; True when some wait."""
+        state = self.state
+        assert state is not None
+        rate = state.rate
+        # Under a rate, no more than the tokens there are now (the budget middleware spends them).
+        allowance = int(rate.tokens_at(now)) if rate is not None else len(self.waiting)
+        while self.ready and allowance > 0 and self._room():
+            fed = False
+            served = rate.spent if rate is not None else {}
+            for site in sorted(self.ready, key=lambda s: served.get(s, 0)):
+                if rate is not None and not rate.available(site, now):
+                    continue
+                fp = heapq.heappop(self.ready[site])[3]
+                if not self.ready[site]:
+                    del self.ready[site]
+                self.waiting.discard(fp)
+                record = state.get(fp)
+                if record is None or fp in state.scheduled:
+                    continue
+                self.crawler.engine.crawl(watch_request(state, record, self.spider))
+                self.inflight[fp] = now
+                allowance -= 1
+                self.stats.inc_value(f"{_PREFIX}/fed")
+                fed = True
+                break
+            if not fed:
+                break
+        return bool(self.waiting)
