@@ -113,7 +113,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks._channel_scheduler import ChannelScheduler, sqrt_allocation  # noqa: E402
+from newscrawl.algorithms.channelsched import ChannelScheduler, sqrt_allocation  # noqa: E402
 from benchmarks._targets import target  # noqa: E402
 from newscrawl.algorithms.changedetect import (  # noqa: E402
     CONDITIONAL,
@@ -510,7 +510,7 @@ def simulate_channels(world: World, policy: str, budget: int) -> ChannelResult:
                 full_count[i] = c
                 full_validator[i] = sv
             obs = Observation(t, changed, HOW_FIRST if first else HOW_FINGERPRINT, new, None, listed)
-        sched.observe(i, obs, group=h)
+        sched.observe_visit(i, obs, group=h)
         t += dt
     res.slots_used = used
     return res

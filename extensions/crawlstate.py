@@ -111,7 +111,7 @@ class CrawlStateExtension:
             rate = s.get("NEWSCRAWL_WATCH_RATE")
         cfg = RevisitConfig(**settings_kwargs(
             s, "NEWSCRAWL_REVISIT_", "min_interval", "max_interval", "miss_interval", "history",
-            "channel_prior"))
+            "channel_prior", "channel_rate"))
         state = RunState(cfg, now=parse_now(now), budget=parse_budget(budget),
                          strikes=s.getint("NEWSCRAWL_HEADPROBE_STRIKES"),
                          mode=str(s.get("NEWSCRAWL_UPDATE_MODE")).lower(), rate=parse_rate(rate))

@@ -24,6 +24,13 @@ The request budget (``-a budget=N``, ``NEWSCRAWL_BUDGET``) and the request rate 
 mode (``-a rate=N`` requests per hour, ``NEWSCRAWL_WATCH_RATE``; a
 :class:`~newscrawl.algorithms.watch.RateBudget` with a share per site) are counted here once
 (:meth:`RunState.spend`), by the budget middleware.
+
+The run's channel scheduler (:attr:`RunState.scheduler`,
+:class:`~newscrawl.algorithms.channelsched.ChannelScheduler`) gives channel pages their due
+times: its estimates are restored from the records' ``sched`` field and the hosts' ``profile``
+field at load, the due times of known channels re-planned (:func:`replan_channels`), and every
+channel visit observed by it. Host documents keep every field they were loaded with
+(:attr:`RunState.host_extras`), so fields other components store there survive the replace.
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ from newscrawl.algorithms.revisitplan import (
     is_due,
     new_record,
     record_visit,
+    replan_channels,
+    restore_channel,
 )
 from newscrawl.algorithms.watch import RateBudget
 
@@ -257,6 +266,10 @@ class RunState:
         self.dirty: set[str] = set()
         self.hosts: dict[str, HostPolicy] = {}
         self.hosts_dirty: set[str] = set()
+        #: fields of the host documents besides the change-detection policy (by host)
+        self.host_extras: dict[str, dict[str, Any]] = {}
+        #: the channel scheduler (module docstring)
+        self.scheduler = cfg.channel_scheduler()
         self.scheduled: set[str] = set()  # fps requested in this run
         self.observed: set[str] = set()  # fps visited in this run
         self.new_this_run: set[str] = set()  # fps first known in this run
@@ -287,7 +300,22 @@ class RunState:
             host = doc.get("_id") or doc.get("host")
             if host:
                 self.hosts[str(host)] = HostPolicy.from_dict(doc)
+                self._load_host_extras(str(host), doc)
+        self._load_scheduler()
         self.loaded = True
+
+    def _load_host_extras(self, host: str, doc: Mapping[str, Any]) -> None:
+        policy = set(HostPolicy().to_dict())
+        extras = {k: v for k, v in doc.items() if k not in policy and k not in ("_id", "updated")}
+        if extras:
+            self.host_extras[host] = extras
+        self.scheduler.restore_profile(host, extras.get("profile"))
+
+    def _load_scheduler(self) -> None:
+        """Channel estimates from the records, then the due times of the scheduler's plan."""
+        for rec in self.records.values():
+            restore_channel(self.scheduler, rec)
+        replan_channels(self.records.values(), self.scheduler, self.now())
 
     # -- pages ----------------------------------------------------------------------------------
 
@@ -359,10 +387,13 @@ class RunState:
         if role and rec.get("role") != "entry":
             rec["role"] = role
         new = record_visit(rec, now=self.now(), cfg=self.cfg, status=status, how=how,
-                           changed=changed, **visit)
+                           changed=changed, scheduler=self.scheduler, **visit)
         self.records[fp] = new
         self.dirty.add(fp)
         self.observed.add(fp)
+        if self.scheduler.profiles_dirty:
+            for group, profile in self.scheduler.drain_profiles().items():
+                self.set_host_field(str(group), "profile", profile)
         for listener in self.listeners:
             listener(fp, new)
         return new
@@ -420,11 +451,17 @@ class RunState:
         self.hosts_dirty.add(host)
         return before, after
 
+    def set_host_field(self, host: str, name: str, value: Any) -> None:
+        """Keep ``value`` in field ``name`` of ``host``'s document (written with its policy)."""
+        self.host_extras.setdefault(host, {})[name] = value
+        self.hosts_dirty.add(host)
+
     def drain_hosts(self) -> list[dict[str, Any]]:
-        """Take the changed host policies as store documents (``_id`` = host, ``updated`` on
-        the run clock)."""
-        docs = [{"_id": h, **self.hosts[h].to_dict(), "updated": _to_dt(self.now())}
-                for h in sorted(self.hosts_dirty) if h in self.hosts]
+        """Take the changed host documents (policy and :attr:`host_extras`) for the store
+        (``_id`` = host, ``updated`` on the run clock)."""
+        docs = [{"_id": h, **self.host_extras.get(h, {}), **self.host_policy(h).to_dict(),
+                 "updated": _to_dt(self.now())}
+                for h in sorted(self.hosts_dirty) if h in self.hosts or h in self.host_extras]
         self.hosts_dirty.clear()
         return docs
 

@@ -157,6 +157,10 @@ NEWSCRAWL_REVISIT_MISS_INTERVAL = 86400.0
 NEWSCRAWL_REVISIT_HISTORY = 50
 #: New articles expected from a visit of a channel page with no yield history yet (articles).
 NEWSCRAWL_REVISIT_CHANNEL_PRIOR = 1.0
+#: Channel-page visits per hour the channel scheduler splits over all channels, ∝ √(rate of new
+#: links) (visits/hour; newscrawl/algorithms/channelsched.py). 0 = no budget: a channel
+#: publishing one link per hour is visited hourly, one publishing 4× as much twice as often.
+NEWSCRAWL_REVISIT_CHANNEL_RATE = 0.0
 #: The run clock, read for every time a run records (visits, ``fetched_at``, ``first_seen``,
 #: versions, evictions): empty = wall clock; ISO 8601 / epoch seconds = run "at" that time (plus
 #: the seconds elapsed), for tests and replays of dated captures. Spider argument ``-a now=``.

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks._channel_scheduler import ChannelScheduler, DailyProfile, sqrt_allocation
+from newscrawl.algorithms.channelsched import ChannelScheduler, DailyProfile, sqrt_allocation
 from newscrawl.algorithms.revisit import HOW_CONDITIONAL, HOW_FIRST, Observation
 from tests.test_revisit import bounds, finite_time, observations
 
@@ -47,14 +47,14 @@ def feed(sched: ChannelScheduler, key: str, *, per_hour: float, hours: int, star
          group: str = "host", step: float = 600.0) -> float:
     """Visit ``key`` every ``step`` seconds seeing ``per_hour`` new links per hour."""
     t = start
-    sched.observe(key, Observation(t, False, HOW_FIRST, None, None, 20), group=group)
+    sched.observe_visit(key, Observation(t, False, HOW_FIRST, None, None, 20), group=group)
     acc = 0.0
     for _ in range(int(hours * H / step)):
         t += step
         acc += per_hour * step / H
         k = int(acc)
         acc -= k
-        sched.observe(key, Observation(t, k > 0, "fingerprint", k, None, 20), group=group)
+        sched.observe_visit(key, Observation(t, k > 0, "fingerprint", k, None, 20), group=group)
     return t
 
 
@@ -90,17 +90,17 @@ def test_saturated_visit_raises_the_estimate() -> None:
     a = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
     b = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
     for s, listed in ((a, 20), (b, 40)):
-        s.observe("c", Observation(0, False, HOW_FIRST, None, None, listed))
-        s.observe("c", Observation(H, True, "fingerprint", 20, None, listed))
+        s.observe_visit("c", Observation(0, False, HOW_FIRST, None, None, listed))
+        s.observe_visit("c", Observation(H, True, "fingerprint", 20, None, listed))
     assert a.rate("c", H) > 1.5 * b.rate("c", H)
 
 
 def test_conditional_not_modified_counts_as_zero_links() -> None:
     sched = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
-    sched.observe("c", Observation(0, False, HOW_FIRST))
-    sched.observe("c", Observation(H, False, HOW_CONDITIONAL, 0))
+    sched.observe_visit("c", Observation(0, False, HOW_FIRST))
+    sched.observe_visit("c", Observation(H, False, HOW_CONDITIONAL, 0))
     before = sched.rate("c", H)
-    sched.observe("c", Observation(2 * H, False, HOW_CONDITIONAL, 0))
+    sched.observe_visit("c", Observation(2 * H, False, HOW_CONDITIONAL, 0))
     assert sched.rate("c", 2 * H) < before
 
 
@@ -108,13 +108,13 @@ def test_daily_profile_is_learned() -> None:
     sched = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
     t = 0.0
     for key in ("a", "b"):
-        sched.observe(key, Observation(t, False, HOW_FIRST), group="h")
+        sched.observe_visit(key, Observation(t, False, HOW_FIRST), group="h")
     for step in range(1, 4 * 48 + 1):  # four days, visits every 30 min
         t = step * 1800.0
         hour = (t % 86400) / H
         k = 5 if 8 <= hour < 20 else 0  # publishes by day (UTC) only
         for key in ("a", "b"):
-            sched.observe(key, Observation(t, k > 0, "fingerprint", k), group="h")
+            sched.observe_visit(key, Observation(t, k > 0, "fingerprint", k), group="h")
     prof = sched.profiles["h"]
     assert prof.at(4 * 86400 + 12 * H) > 1.6
     assert prof.at(4 * 86400 + 2 * H) < 0.4
@@ -145,7 +145,7 @@ def test_channel_scheduler_never_raises_and_stays_in_bounds(
     lo, hi = b
     sched = ChannelScheduler(budget_per_hour=budget, min_interval=lo, max_interval=hi)
     for key, group, o in obs:
-        sched.observe(key, o, group=group)
+        sched.observe_visit(key, o, group=group)
     for v in sched.intervals(now, keys=["a", "b", "c", "never-seen"]).values():
         assert lo <= v <= hi
     assert sched.rate("a", now) >= 0
