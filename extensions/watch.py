@@ -7,31 +7,27 @@ SIGTERM, Scrapy's own graceful shutdown, after which the crawl state and the sto
 as at the end of any run) — and ``rate`` — requests per hour for the whole crawl
 (``NEWSCRAWL_WATCH_RATE``; counted by the budget middleware in the run state, a share per site).
 
-How it runs, without busy-waiting: every known page of the crawl state sits in a due-time heap
+How it runs, without busy-waiting: every known page sits in a due-time heap
 (:class:`newscrawl.algorithms.watch.DueQueue`), entered again after each visit with its new due
-time (the run state tells its listeners, :attr:`newscrawl.crawlstate.RunState.listeners`).
-One timer (``call_later``) wakes at the earliest due time, takes what is due, and hands it to
-the engine (``engine.crawl``) while the downloader has free slots and the page's site has a
-token of the request rate, sites served least-served first; then it sleeps until the next due
-time. Channel (entry and node) pages come back when their schedule says, new article links
-are fetched at once by the spider (or, when the rate had no token, put back here), and known
-articles on their correction-decay schedule (:mod:`newscrawl.algorithms.revisitplan`).
-``spider_idle`` raises :class:`~scrapy.exceptions.DontCloseSpider` while watching. The crawl
-state is written every ``NEWSCRAWL_REVISIT_FLUSH_INTERVAL`` seconds by
-:class:`extensions.crawlstate.CrawlStateExtension` through the store's writer thread, so a
-restart of the same command goes on from there.
+time (:attr:`newscrawl.crawlstate.RunState.listeners`). One timer (``call_later``) wakes at the
+earliest due time and hands what is due to the engine (``engine.crawl``) while the downloader
+has room and the page's site a token of the rate, least-served sites first
+(:class:`~newscrawl.algorithms.watch.ReadyPages`). Channel pages come back when the channel
+scheduler says (its visit budget: the rate minus the article fetches of the last minutes), new
+article links are fetched at once by the spider (put back here when the rate had no token),
+known articles on their correction-decay schedule. ``spider_idle`` raises
+:class:`~scrapy.exceptions.DontCloseSpider` while watching. The crawl state is written every
+``NEWSCRAWL_REVISIT_FLUSH_INTERVAL`` seconds through the store's writer thread
+(:class:`extensions.crawlstate.CrawlStateExtension`): a restart of the same command goes on.
 
-Once a minute (``NEWSCRAWL_WATCH_LOG_INTERVAL``) it logs new articles, requests, budget use and
-the median publication → capture delay of the last hour (:mod:`extensions.watchlog`).
-
-Stats: ``newscrawl/watch/<fed|dropped_again|released_stale>`` and the log line's figures.
+The once-a-minute status line is :mod:`extensions.watchlog`'s. Stats:
+``newscrawl/watch/<fed|dropped_again|released_stale|channel_budget>`` and the status line's.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
+from collections import deque
 from typing import Any
 
 from scrapy import signals
@@ -42,8 +38,8 @@ from scrapy.utils.defer import deferred_from_coro
 from extensions.crawlstate import CrawlStateExtension
 from extensions.watchlog import WatchLog
 from newscrawl import defaults, meta
-from newscrawl.algorithms.revisitplan import CHANNEL_ROLES
-from newscrawl.algorithms.watch import DueQueue, parse_duration
+from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, replan_channels
+from newscrawl.algorithms.watch import DueQueue, ReadyPages, due_rank, is_on, parse_duration
 from newscrawl.crawlstate import RunState
 from spiders.requests import in_scope, watch_request
 
@@ -54,17 +50,10 @@ _PREFIX = "newscrawl/watch"
 _MAX_SLEEP = 60.0
 #: Sleep while due pages wait for a free slot or a token (seconds).
 _BACKLOG_SLEEP = 0.25
-
-
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
-
-
-def _rank(record: dict[str, Any]) -> int:
-    """Order among pages due at once: new articles, channel pages, re-checks of articles."""
-    if record.get("role") in CHANNEL_ROLES:
-        return 1
-    return 0 if not record.get("last_visit") else 2
+#: Seconds between re-plans of the channel budget; article fetches counted over the last
+#: _ARTICLE_WINDOW seconds are what the rate leaves the channel pages.
+_REPLAN_EVERY = 60.0
+_ARTICLE_WINDOW = 600.0
 
 
 class WatchExtension:
@@ -74,8 +63,7 @@ class WatchExtension:
         crawler: the crawler (its engine takes the requests).
         duration: stop after this many seconds (None: until stopped).
         log_interval: seconds between the status lines.
-        stale_after: a page requested this long ago and still not visited (a request lost on
-            its way: robots.txt, a duplicate filter) may be requested again (seconds).
+        stale_after: seconds after which a page requested but never visited may be requested again.
         backlog: most requests waiting in Scrapy's scheduler before feeding pauses.
     """
 
@@ -90,24 +78,24 @@ class WatchExtension:
         self.backlog = max(1, backlog)
         self.log = WatchLog(crawler.stats, interval=log_interval)
         self.queue = DueQueue()
-        self.ready: dict[str, list[tuple[int, float, int, str]]] = {}
-        self.waiting: set[str] = set()
+        self.ready = ReadyPages()
         self.inflight: dict[str, float] = {}
         self.state: RunState | None = None
         self.spider: Any = None
         self.deadline: float | None = None
         self.closing = False
-        self._seq = itertools.count()
         self._call: Any = None
         self._wake_time: float | None = None
         self._filled = False
+        self._replanned = -float("inf")
+        self._article_visits: deque[float] = deque()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> WatchExtension:
         s = crawler.settings
         spider = getattr(crawler, "spider", None)
         watch = getattr(spider, "watch", None)
-        if not _truthy(watch if watch not in (None, "") else s.get("NEWSCRAWL_WATCH_ENABLED")):
+        if not is_on(watch if watch not in (None, "") else s.get("NEWSCRAWL_WATCH_ENABLED")):
             raise NotConfigured("not watching (-a watch=1 / NEWSCRAWL_WATCH_ENABLED)")
         until = getattr(spider, "for", None)
         duration = parse_duration(until if until not in (None, "") else s.get("NEWSCRAWL_WATCH_FOR"))
@@ -171,10 +159,12 @@ class WatchExtension:
         if record.get("last_visit") is not None and record.get("history"):
             state.scheduled.discard(fp)  # visited: it may be requested again when due
             self.log.visited(record, state.now())
+            if record.get("role") not in CHANNEL_ROLES:
+                self._article_visits.append(state.now())
         due = record.get("due")
         self.queue.push(fp, due if isinstance(due, (int, float)) else state.now(),
-                        rank=_rank(record))
-        if self._filled and isinstance(due, (int, float)) and (
+                        rank=due_rank(record))
+        if isinstance(due, (int, float)) and (
                 self._wake_time is None or due < self._wake_time - 0.05):
             self._wake_in(max(due - state.now(), 0.0))
 
@@ -206,11 +196,35 @@ class WatchExtension:
                 if fp not in state.scheduled:
                     self._changed(fp, record)
             self._filled = True
+        if now - self._replanned >= _REPLAN_EVERY:
+            self._replan(now)
         self._release_stale(now)
         backlog = self._take_due(now)
         if backlog:
             backlog = self._feed(now)
-        self._wake_in(self._sleep(now, backlog))
+        sleep = self._sleep(now, backlog)
+        logger.debug("Watch: %d queued, %d ready, %d in flight; sleeping %.2f s",
+                      len(self.queue), len(self.ready), len(self.inflight), sleep)
+        self._wake_in(sleep)
+
+    def _replan(self, now: float) -> None:
+        """Give the channel scheduler what the request rate leaves after the article fetches
+        of the last minutes, and move the channels' due times to its new plan."""
+        state = self.state
+        assert state is not None
+        self._replanned = now
+        visits = self._article_visits
+        while visits and visits[0] < now - _ARTICLE_WINDOW:
+            visits.popleft()
+        if state.rate is not None:
+            per_hour = state.rate.rate * 3600.0
+            articles = len(visits) * 3600.0 / _ARTICLE_WINDOW
+            state.scheduler.budget_per_hour = max(0.9 * per_hour - articles, 0.1 * per_hour)
+            self.stats.set_value(f"{_PREFIX}/channel_budget", round(state.scheduler.budget_per_hour))
+        if replan_channels(state.records.values(), state.scheduler, now):
+            for fp, record in state.records.items():
+                if record.get("role") in CHANNEL_ROLES and fp not in state.scheduled:
+                    self.queue.push(fp, record["due"], rank=1)
 
     def _sleep(self, now: float, backlog: bool) -> float:
         state = self.state
@@ -222,6 +236,8 @@ class WatchExtension:
         if backlog:
             wait = state.rate.wait(now) if state.rate is not None else 0.0
             candidates.append(max(wait, _BACKLOG_SLEEP))
+        if not self._filled:  # the crawl state is still loading
+            candidates.append(1.0)
         if self.inflight:
             candidates.append(min(self.inflight.values()) + self.stale_after - now)
         if self.deadline is not None:
@@ -244,18 +260,16 @@ class WatchExtension:
         assert state is not None
         for fp in self.queue.pop_due(now):
             record = state.get(str(fp))
-            if record is None or record.get("evicted") or fp in state.scheduled or fp in self.waiting:
+            if record is None or record.get("evicted") or fp in state.scheduled or fp in self.ready:
                 continue
             due = record.get("due")
             if isinstance(due, (int, float)) and due > now:
                 continue  # a stale entry: the record was pushed again with its new due time
             if not in_scope(record, self.spider):
                 continue
-            site = str(record.get("site") or record.get("host") or "")
-            heapq.heappush(self.ready.setdefault(site, []),
-                           (_rank(record), float(due or now), next(self._seq), str(fp)))
-            self.waiting.add(str(fp))
-        return bool(self.waiting)
+            self.ready.add(str(record.get("site") or record.get("host") or ""), str(fp),
+                           rank=due_rank(record), due=float(due or now))
+        return bool(self.ready)
 
     def _room(self) -> bool:
         engine = self.crawler.engine
@@ -272,26 +286,17 @@ class WatchExtension:
         assert state is not None
         rate = state.rate
         # Under a rate, no more than the tokens there are now (the budget middleware spends them).
-        allowance = int(rate.tokens_at(now)) if rate is not None else len(self.waiting)
-        while self.ready and allowance > 0 and self._room():
-            fed = False
-            served = rate.spent if rate is not None else {}
-            for site in sorted(self.ready, key=lambda s: served.get(s, 0)):
-                if rate is not None and not rate.available(site, now):
-                    continue
-                fp = heapq.heappop(self.ready[site])[3]
-                if not self.ready[site]:
-                    del self.ready[site]
-                self.waiting.discard(fp)
-                record = state.get(fp)
-                if record is None or fp in state.scheduled:
-                    continue
-                self.crawler.engine.crawl(watch_request(state, record, self.spider))
-                self.inflight[fp] = now
-                allowance -= 1
-                self.stats.inc_value(f"{_PREFIX}/fed")
-                fed = True
+        allowance = int(rate.tokens_at(now)) if rate is not None else len(self.ready)
+        while allowance > 0 and self.ready and self._room():
+            fp = self.ready.pop(served=rate.spent if rate is not None else None,
+                                allowed=(lambda site: rate.available(site, now)) if rate else None)
+            if fp is None:
                 break
-            if not fed:
-                break
-        return bool(self.waiting)
+            record = state.get(fp)
+            if record is None or fp in state.scheduled:
+                continue
+            self.crawler.engine.crawl(watch_request(state, record, self.spider))
+            self.inflight[fp] = now
+            allowance -= 1
+            self.stats.inc_value(f"{_PREFIX}/fed")
+        return bool(self.ready)

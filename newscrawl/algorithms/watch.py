@@ -34,10 +34,11 @@ import itertools
 import math
 import re
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
-__all__ = ["DelayWindow", "DueQueue", "RateBudget", "parse_duration", "quantile"]
+__all__ = ["DelayWindow", "DueQueue", "RateBudget", "ReadyPages", "due_rank", "is_on",
+           "parse_duration", "quantile"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
 _UNIT_SECONDS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -69,6 +70,19 @@ def parse_duration(value: Any) -> float | None:
     if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"a duration must be >= 0 seconds, got {value!r}")
     return seconds or None
+
+
+def is_on(value: Any) -> bool:
+    """A switch argument (``-a watch=1``): ``1``, ``true``, ``yes``, ``on`` (any case) are on."""
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def due_rank(record: Mapping[str, Any]) -> int:
+    """Order among a site's pages due at once: 0 an article never fetched (a new link), 1 a
+    channel page (entry, node, frame), 2 a re-check of a known article."""
+    if record.get("role") in ("entry", "node", "frame"):
+        return 1
+    return 0 if not record.get("last_visit") else 2
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -111,6 +125,52 @@ class DueQueue:
         while self._heap and self._heap[0][0] <= now and (limit is None or len(out) < limit):
             out.append(heapq.heappop(self._heap)[3])
         return out
+
+
+class ReadyPages:
+    """Pages due now and not yet handed out, per site; :meth:`pop` serves the least-served site
+    that may send (round-robin by requests spent, so one busy portal cannot starve the others),
+    and within a site the lowest ``rank``, then the earliest due.
+
+    >>> r = ReadyPages(); r.add("a.de", "a1", rank=1, due=5.0); r.add("a.de", "a0", rank=0, due=9.0)
+    >>> r.add("b.de", "b1", rank=2, due=1.0)
+    >>> r.pop(served={"a.de": 3}), r.pop(), "a1" in r, len(r)
+    ('b1', 'a0', True, 1)
+    """
+
+    def __init__(self) -> None:
+        self._sites: dict[str, list[tuple[int, float, int, str]]] = {}
+        self._keys: set[str] = set()
+        self._seq = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def add(self, site: str, key: str, *, rank: int, due: float) -> None:
+        """Add page ``key`` of ``site`` (nothing when it is already waiting)."""
+        if key in self._keys:
+            return
+        self._keys.add(key)
+        heapq.heappush(self._sites.setdefault(site, []), (rank, due, next(self._seq), key))
+
+    def pop(self, *, served: Mapping[str, int] | None = None,
+            allowed: Callable[[str], bool] | None = None) -> str | None:
+        """The next page to send: of the site with the fewest requests ``served`` among those
+        ``allowed`` to send now; None when no such site has a page waiting."""
+        counts = served or {}
+        for site in sorted(self._sites, key=lambda s: counts.get(s, 0)):
+            if allowed is not None and not allowed(site):
+                continue
+            pages = self._sites[site]
+            key = heapq.heappop(pages)[3]
+            if not pages:
+                del self._sites[site]
+            self._keys.discard(key)
+            return key
+        return None
 
 
 class RateBudget:
