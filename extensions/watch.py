@@ -38,6 +38,7 @@ from scrapy.utils.defer import deferred_from_coro
 from extensions.crawlstate import CrawlStateExtension
 from extensions.watchlog import WatchLog
 from newscrawl import defaults, meta
+from newscrawl.components import settings_kwargs
 from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, replan_channels
 from newscrawl.algorithms.watch import DueQueue, ReadyPages, due_rank, is_on, parse_duration
 from newscrawl.crawlstate import RunState
@@ -99,10 +100,8 @@ class WatchExtension:
             raise NotConfigured("not watching (-a watch=1 / NEWSCRAWL_WATCH_ENABLED)")
         until = getattr(spider, "for", None)
         duration = parse_duration(until if until not in (None, "") else s.get("NEWSCRAWL_WATCH_FOR"))
-        ext = cls(crawler, duration=duration,
-                  log_interval=s.getfloat("NEWSCRAWL_WATCH_LOG_INTERVAL"),
-                  stale_after=s.getfloat("NEWSCRAWL_WATCH_STALE_AFTER"),
-                  backlog=s.getint("CONCURRENT_REQUESTS"))
+        ext = cls(crawler, duration=duration, backlog=s.getint("CONCURRENT_REQUESTS"),
+                  **settings_kwargs(s, "NEWSCRAWL_WATCH_", "log_interval", "stale_after"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
@@ -140,7 +139,6 @@ class WatchExtension:
         self.closing = True
         if self._call is not None:
             self._call.cancel()
-            self._call = None
         self.log.stop()
 
     def request_dropped(self, request: Any, spider: Any = None) -> None:
