@@ -64,6 +64,9 @@ REVISIT_HOW = "newscrawl_revisit_how"
 REVISIT_HEAD = "newscrawl_revisit_head"
 #: bool: marks a HEAD side request (it passes the HEAD probe and the budget untouched).
 PROBE = "newscrawl_probe"
+#: float: run-clock time a watched crawl asked for this page again (monitoring mode): a later
+#: visit of a page whose links were classified earlier in the run, not the same page twice.
+VISIT = "newscrawl_visit"
 
 # --- distributed crawling (newscrawl/distributed) ----------------------------------------------
 #: ``[host, token]``: the host lease a request of the shared frontier holds until it is sent.
@@ -73,7 +76,7 @@ SENT_AT = "newscrawl_sent_at"
 
 #: Every key above (a key outside this tuple is a typo).
 ALL_KEYS = (ENTRY_URL, START_URL, DEPTH, LINK_CLASS, FEATURES, PARENT_WEIGHT, WEIGHT, REFERER,
-            ROLE, FRAME_DEPTH, REVISIT, REVISIT_HOW, REVISIT_HEAD, PROBE, LEASE, SENT_AT)
+            ROLE, FRAME_DEPTH, REVISIT, REVISIT_HOW, REVISIT_HEAD, PROBE, VISIT, LEASE, SENT_AT)
 
 #: Context field → meta key (the eight facts of :class:`PageContext`).
 _META_OF = {

@@ -92,7 +92,9 @@ def watch_request(state: RunState, record: dict[str, Any], spider: Any) -> scrap
         priority = new_article_priority(record.get("weight"))
     else:
         priority = RECHECK_PRIORITY
-    return _request_for(state, record, spider, priority, dont_filter=True)
+    request = _request_for(state, record, spider, priority, dont_filter=True)
+    request.meta[meta.VISIT] = state.now()
+    return request
 
 
 def _in_scope(record: dict[str, Any], spider: Any) -> bool:

@@ -227,9 +227,10 @@ class RateBudget:
     def available(self, site: str, now: float) -> bool:
         """Could ``site`` spend a request at ``now``?"""
         self._refill(now)
+        own = self._site(site)  # a site shares the refills from the first time it asks
         if self.tokens < 1:
             return False
-        return self._site(site) >= 1 or self.tokens >= max(1.0, self.burst / 2)
+        return own >= 1 or self.tokens >= max(1.0, self.burst / 2)
 
     def try_spend(self, site: str, now: float) -> bool:
         """Spend one request of ``site`` at ``now``; False (nothing spent) when none is left."""
