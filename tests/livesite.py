@@ -23,7 +23,8 @@ Config keys: ``hosts`` (list of loopback addresses), ``rates`` (per host, a list
 minute per channel), ``duration`` (seconds of schedule to draw), ``day`` (seconds of one
 compressed day), ``amplitude`` (0..1), ``index_size``, ``initial`` (articles per channel already
 published at start), ``correct_share`` (0..1), ``correct_after`` (seconds), ``no_validators``,
-``no_head`` (a host or empty), ``seed``.
+``no_head`` (a host or empty), ``seed``, ``article_delay`` (seconds each article answer is held
+back: a window in which article requests are in flight, for crash tests; default 0).
 """
 
 from __future__ import annotations
@@ -161,6 +162,14 @@ class Site(resource.Resource):
         if method == "HEAD" or status == 304:
             request.setHeader(b"content-length", str(len(body)).encode())
             return b""
+        delay = float(self.cfg.get("article_delay", 0))
+        if delay > 0 and path in self.by_path:
+            def finish() -> None:
+                if not request.finished and not request._disconnected:
+                    request.write(body)
+                    request.finish()
+            reactor.callLater(delay, finish)
+            return server.NOT_DONE_YET
         return body
 
 
