@@ -16,7 +16,10 @@ keeps the crawl state of incremental re-crawls, every database call on the store
   every host's learned policy is loaded (a store that does not answer: the run crawls as a
   first run and records nothing);
 * during the run: the changed records and host policies are written in bulk every
-  ``NEWSCRAWL_REVISIT_FLUSH_INTERVAL`` seconds or ``NEWSCRAWL_REVISIT_FLUSH_SIZE`` records;
+  ``NEWSCRAWL_REVISIT_FLUSH_INTERVAL`` seconds or ``NEWSCRAWL_REVISIT_FLUSH_SIZE`` records,
+  after the items buffered before them; links found and not fetched are in the store about
+  two flush intervals after (the durable frontier: :meth:`newscrawl.crawlstate.RunState.drain`,
+  drained first by the next run, :func:`spiders.requests.due_channel_requests`);
 * the first ``spider_idle`` (discovery done): the due re-checks of known articles are
   scheduled, within what is left of the budget;
 * the end (:meth:`CrawlStateExtension.finish`, a close step of the store extension, after the
@@ -193,11 +196,14 @@ class CrawlStateExtension:
     async def _flush(self, *, final: bool) -> None:
         """Hand the changed records to the writer; put them back when the store refused them."""
         state = self.state
-        new, old = state.drain(final=final)
+        new, old = state.drain(final=final, pending_after=self.flush_interval)
         hosts = state.drain_hosts()
-        self._last_flush = cut = time.monotonic()
+        self._last_flush = time.monotonic()
+        cut = state.durable_cut(self._last_flush)
         if not (new or old or hosts) or self.store is None:
             return
+        if any(d.get("last_visit") for d in (*new, *old)):  # a visit after its page's item
+            self.store.writer.flush()
         written = await wait_for(self.store.writer.write_state(new, old, hosts, cut=cut))
         if written is None:  # not written: keep the records dirty for the next flush
             state.dirty.update(d["_id"] for d in (*new, *old))

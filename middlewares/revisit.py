@@ -41,6 +41,7 @@ from typing import Any
 
 import scrapy
 from itemadapter import ItemAdapter
+from scrapy import signals
 
 from extensions.crawlstate import CrawlStateExtension
 from newscrawl import meta
@@ -82,31 +83,55 @@ class RevisitSpiderMiddleware:
     def from_crawler(cls, crawler: Any) -> RevisitSpiderMiddleware:
         require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED")
         run = require_extension(crawler, CrawlStateExtension)
-        return cls(run.state, crawler.stats, page_fp=page_fingerprint(crawler))
+        middleware = cls(run.state, crawler.stats, page_fp=page_fingerprint(crawler))
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(middleware.item_handed, signal=signal)
+        return middleware
+
+    def item_handed(self, item: Any, **kwargs: Any) -> None:
+        """An item left the pipelines (handed to the store, dropped or failed): the page's
+        record, held back until then, may be written (a visit is never stored before its
+        page's item: :meth:`newscrawl.crawlstate.RunState.drain`)."""
+        if ItemAdapter.is_item(item) and ItemAdapter(item).get("fp"):
+            self.state.item_handed(ItemAdapter(item)["fp"])
 
     def _inc(self, key: str, count: int = 1) -> None:
         self.stats.inc_value(f"{_PREFIX}/{key}", count)
 
     # Scrapy calls the async variant for async callbacks and the sync one otherwise.
+    # The page's record is held back from the store while its output is read (its links are
+    # recorded first: RunState.drain), released when the output ends, however it ends.
     def process_spider_output(self, response, result, spider=None):
         seen = [False]
-        for obj in result:
-            out = self._one(response, obj, self.state, seen)
-            if out is not None:
-                yield out
-        self._no_page(response, self.state, seen[0])
+        try:
+            for obj in result:
+                out = self._one(response, obj, self.state, seen)
+                if out is not None:
+                    yield out
+            self._no_page(response, self.state, seen[0])
+        finally:
+            self._expanded(response)
 
     async def process_spider_output_async(self, response, result, spider=None):
         seen = [False]
-        async for obj in result:
-            out = self._one(response, obj, self.state, seen)
-            if out is not None:
-                yield out
-        self._no_page(response, self.state, seen[0])
+        try:
+            async for obj in result:
+                out = self._one(response, obj, self.state, seen)
+                if out is not None:
+                    yield out
+            self._no_page(response, self.state, seen[0])
+        finally:
+            self._expanded(response)
+
+    def _expanded(self, response) -> None:
+        rv = response.meta.get(meta.REVISIT)
+        if rv and rv.get("fp"):
+            self.state.expanding.discard(rv["fp"])
 
     def _one(self, response, obj, state: RunState, seen: list[bool]):
         if isinstance(obj, scrapy.Request):
-            return self._request(obj, state)
+            rv = response.meta.get(meta.REVISIT)
+            return self._request(obj, state, parent=rv.get("fp") if rv else None)
         adapter = ItemAdapter(obj) if ItemAdapter.is_item(obj) else None
         if (adapter is None or adapter.get("kind") not in ("node", "article")
                 or meta.REVISIT not in response.meta):
@@ -163,12 +188,14 @@ class RevisitSpiderMiddleware:
             validators=validators.to_dict(), fingerprint=fingerprint, new_links=new_links,
             listed=listed, published=published,
         )
+        state.expanding.add(fp)
         item_fp = adapter.get("fp")
         if item_fp and item_fp != fp:
             state.aliases[item_fp] = fp
         if known and not changed:
             self._inc("dropped_unchanged_items")
             return None
+        state.awaiting_item.add(fp)
         if known and kind == "article" and rv.get("fingerprint"):
             state.changed_articles[item_fp or fp] = rv.get("fingerprint")
         return item
@@ -206,10 +233,12 @@ class RevisitSpiderMiddleware:
 
     # -- requests --------------------------------------------------------------------------------
 
-    def _request(self, request: scrapy.Request, state: RunState):
+    def _request(self, request: scrapy.Request, state: RunState, parent: str | None = None):
         if meta.REVISIT in request.meta or request.meta.get(meta.ROLE) is None:
             return request  # already prepared (seeds, due pages) or not a page request
         fp = self.page_fp(request.url)
+        if parent is not None:
+            state.discovered(parent, fp)
         record = state.get(fp)
         role = request.meta[meta.ROLE]
         if record is not None and record.get("last_visit") is not None:

@@ -279,6 +279,13 @@ class RunState:
         #: feed, may have changed: PageRank is recomputed at the end).
         self.links_changed = False
         self.loaded = False
+        # The durable frontier (see :meth:`drain`): records of pages whose output is still being
+        # read (their links not all recorded yet), records whose item has not reached the
+        # store's writer yet, and the to-visit records each page discovered that the store
+        # does not hold yet.
+        self.expanding: set[str] = set()
+        self.awaiting_item: set[str] = set()
+        self.children: dict[str, set[str]] = {}
 
     # -- clock ----------------------------------------------------------------------------------
 
@@ -415,22 +422,100 @@ class RunState:
             rec.update(changed)
             self.dirty.add(fp)
 
-    def drain(self, *, final: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    # -- the durable frontier -------------------------------------------------------------------
+
+    def discovered(self, parent: str, child: str) -> None:
+        """Page ``parent`` links to ``child``, whose record the store may not hold yet: the
+        visit of ``parent`` is not written before ``child``'s record (see :meth:`drain`)."""
+        if child not in self.stored and child != parent:
+            self.children.setdefault(parent, set()).add(child)
+
+    def item_handed(self, item_fp: str) -> None:
+        """The item of page ``item_fp`` reached the store's writer (or was dropped): its
+        record may be written (an article's visit is never in the store before its text)."""
+        self.awaiting_item.discard(self.aliases.get(item_fp, item_fp))
+
+    def durable_cut(self, monotonic_now: float) -> float:
+        """The ``time.monotonic()`` up to which the visits of the records just drained are all
+        of them: ``monotonic_now``, or just before the earliest visit held back (seconds)."""
+        times = [float(t) for fp in self.dirty & self.observed
+                 if isinstance(t := (self.records.get(fp) or {}).get("last_visit"), (int, float))]
+        if not times:
+            return monotonic_now
+        return min(monotonic_now, monotonic_now - (self.now() - min(times)) - 0.001)
+
+    def pending_records(self) -> list[dict[str, Any]]:
+        """Records of pages known and never visited (links found, not fetched yet: the
+        durable frontier), evicted pages left out."""
+        return [r for r in self.records.values()
+                if not r.get("last_visit") and not r.get("evicted")]
+
+    def add_pending(self, docs: Iterable[Mapping[str, Any]]) -> int:
+        """Take the to-visit records the store holds and this run does not know (found by
+        other workers since it started); returns how many."""
+        added = 0
+        for doc in docs:
+            rec = from_doc(doc)
+            fp = rec.get("fp")
+            if fp and fp not in self.records and not rec.get("last_visit"):
+                self.records[fp] = rec
+                self.stored.add(fp)
+                added += 1
+        return added
+
+    def _held(self, pending_after: float) -> set[str]:
+        """Dirty records a periodic flush leaves for later (see :meth:`drain`)."""
+        now = self.now()
+        waiting = (self.scheduled - self.observed) & self.dirty
+        # A to-visit record of this run is written once it waited ``pending_after`` seconds
+        # unvisited; one visited before is written once, visited. Known pages requested again
+        # are in the store already: their pending visit is durable.
+        keep = {fp for fp in waiting
+                if fp in self.stored or now - float((self.records.get(fp) or {}).get("first_seen") or now)
+                < pending_after}
+        keep |= (self.expanding | self.awaiting_item) & self.dirty
+        for parent in [p for p, kids in self.children.items() if not kids - self.stored]:
+            del self.children[parent]
+        # A page's visit waits for the records of the links it found (and theirs, in turn).
+        held_parents = {p for p in self.children if p in self.dirty}
+        while True:
+            more = {p for p in held_parents - keep if self.children[p] & keep}
+            if not more:
+                return keep
+            keep |= more
+
+    def drain(self, *, final: bool = True,
+              pending_after: float = 0.0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Take the dirty records as ``(new docs, existing docs)`` for the store.
 
-        With ``final=False`` (periodic flushes) records of pages requested in this run but not
-        visited yet stay dirty: they are about to change again, and writing them once, visited,
-        saves a replace per page (an insert is ~5x cheaper on SecantusDB).
+        With ``final=False`` (periodic flushes) some records stay dirty for a later flush:
+
+        * a to-visit record created in this run, until it waited ``pending_after`` seconds
+          (run clock) unvisited: a page fetched sooner is written once, visited, which saves
+          a replace per page (an insert is ~5x cheaper on SecantusDB); one still waiting then
+          is written as it is, so the links found and not fetched yet survive a crash (the
+          durable frontier, drained first by the next run: :meth:`pending_records`);
+        * the record of a page whose output is still being read (:attr:`expanding`) or whose
+          item has not reached the store's writer (:attr:`awaiting_item`);
+        * the visit of a page while a record of a link it found (:meth:`discovered`) is held:
+          once a page's visit is in the store, so are the to-visit records of its links, so a
+          later run that finds the page unchanged (HEAD) still has them.
+
+        New docs come out to-visit records first (written before the visits that found them).
         """
         new: list[dict[str, Any]] = []
         old: list[dict[str, Any]] = []
-        keep = set() if final else (self.scheduled - self.observed) & self.dirty
-        for fp in sorted(self.dirty - keep):
+        keep = set() if final else self._held(pending_after)
+        batch = sorted(self.dirty - keep,
+                       key=lambda fp: (bool((self.records.get(fp) or {}).get("last_visit")), fp))
+        for fp in batch:
             rec = self.records.get(fp)
             if rec is None:
                 continue
             (old if fp in self.stored else new).append(to_doc(rec))
         self.dirty = keep
+        if final:
+            self.children.clear()
         return new, old
 
     def mark_stored(self, fps: Iterable[str]) -> None:

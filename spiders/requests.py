@@ -3,6 +3,7 @@
 * :func:`entry_request` — an entry URL (seed 004's StartURL), with its page context;
 * :func:`seed_request` — the same with its stored state (HEAD first when the entry is known);
 * :func:`due_channel_requests` — known channel pages that are due, at the start of a re-run;
+* :func:`pending_requests` — pages found and never fetched, when a shared frontier was lost;
 * :func:`due_article_requests` — due re-checks of known articles, once discovery is done
   (released by :class:`extensions.crawlstate.CrawlStateExtension` at the first idle);
 * :func:`watch_request` — one known page due again in monitoring mode
@@ -11,12 +12,13 @@
 Known pages are requested in due order (due time, then PageRank, then NewsPageRank weight;
 :func:`newscrawl.algorithms.revisitplan.due_order`) and as they were found
 (:meth:`newscrawl.meta.PageContext.from_record`). Stats: ``newscrawl/revisit/<due_channels|new|
-due_articles>``.
+due_articles|requeued>``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import scrapy
@@ -135,6 +137,24 @@ def due_channel_requests(state: RunState, spider: Any,
         if stats is not None:
             stats.inc_value(f"{_PREFIX}/new")
         yield _request_for(state, record, spider, new_article_priority(record.get("weight")))
+
+
+def pending_requests(state: RunState, spider: Any, *, skip: AbstractSet[str] = frozenset(),
+                     stats: Any = None) -> list[scrapy.Request]:
+    """Requests for every page of this run's entries known and never visited (the durable
+    frontier, :meth:`~newscrawl.crawlstate.RunState.pending_records`), except the fps in
+    ``skip``: what a shared frontier that Redis lost held, queued again. Articles at their
+    new-article priority, channel pages below the seeds (stat ``newscrawl/revisit/requeued``)."""
+    out = []
+    for record in state.pending_records():
+        if record["fp"] in skip or not _in_scope(record, spider):
+            continue
+        content = (record.get("role") or "content") == "content"
+        priority = new_article_priority(record.get("weight")) if content else SEED_PRIORITY // 2
+        out.append(_request_for(state, record, spider, priority))
+        if stats is not None:
+            stats.inc_value(f"{_PREFIX}/requeued")
+    return out
 
 
 def due_article_requests(state: RunState, spider: Any, stats: Any = None,

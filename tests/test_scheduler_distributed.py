@@ -17,9 +17,14 @@ from scrapy.utils.test import get_crawler
 from newscrawl.distributed.extension import FrontierExtension
 from newscrawl.distributed.frontier import Popped
 from newscrawl.distributed.politeness import PolitenessMiddleware
-from newscrawl.distributed.scheduler import DistributedScheduler
+from newscrawl.distributed.scheduler import FRONTIER_LOST, DistributedScheduler
 from newscrawl.durability import Durable
-from tests.redis_helpers import distributed_settings, namespace, redis_server  # noqa: F401
+from tests.redis_helpers import (  # noqa: F401
+    delete_namespace,
+    distributed_settings,
+    namespace,
+    redis_server,
+)
 
 
 class _Spider(scrapy.Spider):
@@ -232,3 +237,35 @@ def test_duplicates_are_answered_by_the_cache_then_by_redis(redis_server, namesp
     assert first.stats.get_value("scheduler/enqueued/redis") == 1
     assert second.stats.get_value("newscrawl/dupefilter/redis_seen") == 1
     assert second.stats.get_value("scheduler/enqueued/redis") is None
+
+
+def test_a_frontier_redis_lost_is_noticed_once_and_announced(redis_server, namespace, caplog):
+    crawler = _crawler(namespace)
+    lost = []
+    crawler.signals.connect(lambda marker, inflight: lost.append((marker, inflight)),
+                            signal=FRONTIER_LOST, weak=False)
+
+    async def scenario():
+        scheduler = _opened(crawler)
+        try:
+            marker = scheduler.frontier.run_marker
+            assert marker and scheduler.frontier.read_run_marker() == marker
+            assert not scheduler.check_run_marker()  # the same frontier
+            assert scheduler.enqueue_request(scrapy.Request("http://a.example/1"))
+            scheduler.frontier.flush()
+            in_flight = scheduler.next_request()
+            delete_namespace(redis_server, namespace)  # Redis restarted empty
+            assert scheduler.check_run_marker()
+            assert not scheduler.check_run_marker()  # the new marker is the worker's now
+            assert scheduler.frontier.run_marker not in (None, marker)
+            # The new frontier's seen set and the worker's cache are empty: queued again.
+            assert scheduler.enqueue_request(scrapy.Request("http://a.example/1"))
+            return in_flight
+        finally:
+            scheduler.close("finished")
+
+    with caplog.at_level("WARNING"):
+        in_flight = asyncio.run(scenario())
+    assert len(lost) == 1 and lost[0][1] == [in_flight.url]
+    assert crawler.stats.get_value("newscrawl/redis/frontier_lost") == 1
+    assert sum("Redis lost the shared frontier" in r.getMessage() for r in caplog.records) == 1

@@ -17,6 +17,7 @@ from spiders.requests import (
     due_article_requests,
     due_channel_requests,
     entry_request,
+    pending_requests,
     seed_request,
 )
 from tests.conftest import component_crawler, open_spider
@@ -89,3 +90,19 @@ def test_entry_request():
     assert request.priority == 10_000_000 and request.callback is print
     assert request.meta[meta.ROLE] == "entry" and request.meta[meta.LINK_CLASS] == "entry"
     assert request.meta[meta.WEIGHT] == 1.0 and request.meta[meta.ENTRY_URL] == HOME
+
+
+def test_pending_requests_are_the_pages_found_and_never_fetched_of_this_runs_entries():
+    pending = new_record(fp(A1), A1, now=NOW - 60, role="content",
+                         request={"entry_url": HOME, "depth": 1, "referer": HOME})
+    other_entry = new_record(fp("https://t.example/a/1.html"), "https://t.example/a/1.html",
+                             now=NOW - 60, role="content", request={"entry_url": "https://t.example/"})
+    channel = new_record(fp(HOME + "politik/"), HOME + "politik/", now=NOW - 60, role="node",
+                         request={"entry_url": HOME, "depth": 1})
+    done = _visited(HOME + "politik/2024-10-02/done-2.html", "content", at=NOW - 60)
+    spider, state, stats = _setup([pending, other_entry, channel, done])
+    requests = pending_requests(state, spider, skip={fp(HOME + "politik/")}, stats=stats)
+    assert [r.url for r in requests] == [A1]
+    assert requests[0].callback == spider.parse_article
+    assert requests[0].meta[meta.REFERER] == HOME and fp(A1) in state.scheduled
+    assert stats.get_value("newscrawl/revisit/requeued") == 1

@@ -309,6 +309,9 @@ class RedisFrontier:
         self.k_size = self._key(rk.SIZE_KEY)
         self.k_seq = self._key(rk.SEQ_KEY)
         self.k_dead = self._key(rk.DEAD_LETTER_KEY)
+        self.k_run = self._key(rk.RUN_KEY)
+        #: The run marker this worker holds (:meth:`claim_run_marker`), None before.
+        self.run_marker: str | None = None
         self.k_pending = self._key(rk.PENDING_KEY, worker=self.worker_id)
         self.queue_prefix = self._key(rk.HOST_QUEUE_KEY, host="")
         self.host_prefix = self._key(rk.HOST_STATE_KEY, host="")
@@ -620,6 +623,21 @@ class RedisFrontier:
         """Read the current round (for users of the seen set that do not :meth:`join`)."""
         self.round = int(self.server.get(self.k_round) or 0)
         return self.round
+
+    def read_run_marker(self) -> str | None:
+        """The run marker Redis holds now (None: none, Redis lost or never had the frontier)."""
+        value = self.server.get(self.k_run)
+        return value.decode("ascii") if value is not None else None
+
+    def claim_run_marker(self) -> str:
+        """Set a new random run marker unless Redis holds one; take the one Redis holds as
+        this worker's (:attr:`run_marker`) and return it."""
+        self.flush()
+        pipe = self.server.pipeline(transaction=True)
+        pipe.set(self.k_run, uuid.uuid4().hex, nx=True)
+        pipe.get(self.k_run)
+        self.run_marker = pipe.execute()[1].decode("ascii")
+        return self.run_marker
 
     def live_workers(self) -> list[str]:
         return [w.decode("utf-8") for w in self.server.zrange(self.k_workers, 0, -1)]

@@ -44,7 +44,8 @@ is still not durable after a heartbeat period goes back to the frontier.
 
 Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis`` (as scrapy-redis), and
 ``newscrawl/redis/<event>``: ``serialize_error``, ``dead_letter``, ``acked``, ``requeued``
-(requests recovered from dead workers), ``freed_leases``, ``expired_leases``, ``errors``;
+(requests recovered from dead workers), ``freed_leases``, ``expired_leases``, ``errors``,
+``frontier_lost`` (Redis lost the frontier: its run marker, ``keys.RUN_KEY``, went missing);
 ``newscrawl/politeness/lease_conflict`` (a pop found the host already in flight: must stay 0).
 """
 
@@ -81,6 +82,11 @@ from newscrawl.distributed.serializer import SerializationError, get_serializer
 from newscrawl.durability import Durable
 
 logger = logging.getLogger(__name__)
+
+#: Signal sent when Redis lost the shared frontier (see
+#: :meth:`DistributedScheduler.check_run_marker`); arguments ``marker`` (the new run marker) and
+#: ``inflight`` (URLs of this worker's requests in progress, not to be queued again).
+FRONTIER_LOST = object()
 
 
 class DistributedScheduler(Scheduler):
@@ -208,6 +214,7 @@ class DistributedScheduler(Scheduler):
         if self.frontier.join(new_round=self.seen_per_round):
             logger.info("Frontier %s was drained: round %d starts with an empty seen set",
                         namespace, self.frontier.round)
+        self.frontier.claim_run_marker()
         self._joined = True
         self._heartbeat()
         queued = len(self.queue)
@@ -425,7 +432,31 @@ class DistributedScheduler(Scheduler):
         self._idle_until = 0.0  # other workers may have queued or released hosts meanwhile
         self._wake()
 
+    def check_run_marker(self) -> bool:
+        """Did Redis lose the shared frontier (restarted empty, flushed)? Its run marker is
+        missing or another one: warn, count (``newscrawl/redis/frontier_lost``), join the new
+        frontier and send :data:`FRONTIER_LOST` so the crawl state's pending pages are queued
+        again (:class:`extensions.recovery.FrontierRecoveryExtension`). True when lost.
+
+        Raises:
+            redis.exceptions.RedisError: Redis does not answer.
+        """
+        held, current = self.frontier.run_marker, self.frontier.read_run_marker()
+        if held is None or current == held:
+            return False
+        self.frontier.claim_run_marker()
+        self.frontier.join(new_round=False)
+        self.df.cache.clear()
+        self.stats.inc_value("newscrawl/redis/frontier_lost")
+        logger.warning("Redis lost the shared frontier %s (run marker %s %s): queueing the "
+                       "crawl state's pending pages again", self.frontier.namespace, held,
+                       "missing" if current is None else f"replaced by {current}")
+        self.crawler.signals.send_catch_log(signal=FRONTIER_LOST, marker=self.frontier.run_marker,
+                                            inflight=[r.url for r in self._popped.values()])
+        return True
+
     def _heartbeat(self) -> None:
+        self.check_run_marker()
         requeued, freed, expired, dead = self.frontier.heartbeat()
         self._next_heartbeat = time.monotonic() + self.worker_timeout / 3.0
         for name, value in (("requeued", requeued), ("freed_leases", freed),
@@ -496,11 +527,12 @@ class DistributedScheduler(Scheduler):
         ``idle_close`` seconds of global quiet."""
         try:
             self._ack_finished()
+            lost = self.check_run_marker()
             queued, leased, pending = self.frontier.activity()
         except RedisError as exc:
             logger.warning("Redis error while idle: %s", exc)
             raise DontCloseSpider from exc
-        if queued or leased or pending or self._popped:
+        if lost or queued or leased or pending or self._popped:
             self._quiet_since = None
             raise DontCloseSpider
         now = time.monotonic()

@@ -105,6 +105,21 @@ class CrawlStateStore:
             written += matched + upserted
         return written
 
+    def pending_pages(self) -> list[Doc]:
+        """Records of pages known and never visited (the durable frontier), not evicted."""
+        return list(self.c.pages.find({"last_visit": None, "evicted": {"$ne": True}}))
+
+    def frontier_marker(self, namespace: str) -> str | None:
+        """The run marker of the shared frontier ``namespace`` the store last saw, or None."""
+        doc = self.c.meta.find_one({"_id": f"frontier:{namespace}"})
+        return str(doc["marker"]) if doc and doc.get("marker") else None
+
+    def save_frontier_marker(self, namespace: str, marker: str, *, at: dt.datetime) -> None:
+        """Keep ``marker`` as the run marker of the shared frontier ``namespace``."""
+        self.c.meta.replace_one({"_id": f"frontier:{namespace}"},
+                                {"_id": f"frontier:{namespace}", "marker": marker, "at": at},
+                                upsert=True)
+
     def write_hosts(self, docs: Sequence[Mapping[str, Any]]) -> None:
         """Replace host policies (documents with ``_id`` = host name), created when missing."""
         if docs:

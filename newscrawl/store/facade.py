@@ -277,6 +277,23 @@ class NewsStore:
         """
         return self._state.write_state(new_docs, old_docs, retries=retries, backoff=backoff)
 
+    @guarded("reading pending pages")
+    def pending_pages(self) -> list[Doc]:
+        """Crawl-state records of pages known and never visited (links found, not fetched:
+        the durable frontier), evicted ones left out."""
+        return self._state.pending_pages()
+
+    @guarded("reading the frontier marker")
+    def frontier_marker(self, namespace: str) -> str | None:
+        """The run marker of the shared (Redis) frontier ``namespace`` last saved, or None."""
+        return self._state.frontier_marker(namespace)
+
+    @guarded("saving the frontier marker")
+    def save_frontier_marker(self, namespace: str, marker: str, *, at: dt.datetime) -> None:
+        """Keep ``marker`` as the run marker of the shared frontier ``namespace`` (collection
+        ``meta``, ``_id: "frontier:<namespace>"``)."""
+        self._state.save_frontier_marker(namespace, marker, at=at)
+
     @guarded("writing host policies")
     def write_hosts(self, docs: Sequence[Mapping[str, Any]]) -> None:
         """Replace host policies (documents with ``_id`` = host name), created when missing."""
