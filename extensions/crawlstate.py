@@ -1,8 +1,7 @@
 """Extension owning the run's state: clock, budget, known pages; loaded, flushed, finished.
 
 It builds the run's :class:`newscrawl.crawlstate.RunState` from the settings and the spider
-arguments ``-a now=`` / ``-a budget=`` / ``-a rate=`` (over ``NEWSCRAWL_REVISIT_NOW`` /
-``NEWSCRAWL_BUDGET`` / ``NEWSCRAWL_WATCH_RATE``, requests per hour):
+arguments ``now``, ``budget``, ``rate`` (``NEWSCRAWL_REVISIT_NOW``, ``_BUDGET``, ``_WATCH_RATE``):
 its :class:`~newscrawl.crawlstate.RunClock` is the one clock of the run and its budget the one
 request counter, so the extension is on whenever the project lists it. The spider, the
 middlewares and the pipelines take :attr:`CrawlStateExtension.state` in ``from_crawler``.
@@ -109,9 +108,7 @@ class CrawlStateExtension:
         budget = getattr(spider, "budget", None)
         if budget in (None, ""):
             budget = s.get("NEWSCRAWL_BUDGET")
-        rate = getattr(spider, "rate", None)
-        if rate in (None, ""):
-            rate = s.get("NEWSCRAWL_WATCH_RATE")
+        rate = getattr(spider, "rate", None) or s.get("NEWSCRAWL_WATCH_RATE")  # requests/hour
         cfg = RevisitConfig(**settings_kwargs(
             s, "NEWSCRAWL_REVISIT_", "min_interval", "max_interval", "miss_interval", "history",
             "channel_prior", "channel_rate"))

@@ -146,4 +146,4 @@ def test_watch_kill9_and_restart_loses_no_listed_article(tmp_path):
 
 #: Links found but not fetched are written to the crawl state before the page that listed them
 #: (a kill -9 loses none). Set when that work is merged.
-FRONTIER_DURABLE = False
+FRONTIER_DURABLE = True
