@@ -138,12 +138,4 @@ def test_watch_kill9_and_restart_loses_no_listed_article(tmp_path):
     listed = _articles(site_dir)  # publishing stopped: at most 20 per channel, all still listed
     stored = _stored_urls(data)
     missing = [a["path"] for a in listed if base[a["host"]] + a["path"] not in stored]
-    if missing and not FRONTIER_DURABLE:
-        pytest.xfail("links found but not fetched are not kept in the crawl state yet "
-                     f"(lost after kill -9: {missing})")
     assert not missing, f"listed on their channels but lost after kill -9 and restart: {missing}"
-
-
-#: Links found but not fetched are written to the crawl state before the page that listed them
-#: (a kill -9 loses none). Set when that work is merged.
-FRONTIER_DURABLE = True
