@@ -11,14 +11,15 @@ loopback addresses 127.0.0.21–26 (distinct hosts and sites) with 10 channels e
 are drawn log-uniformly from 0.05–5 articles per minute, shaped by a daily cycle compressed into
 the run (amplitude 0.6, a phase per host); each index lists its newest 20 articles; 10 % of the
 articles are corrected 30 s after publication; one host sends no validators, one answers HEAD
-with 405. For each of three request rates (``-a rate=N`` requests per hour: the expected article
-fetches plus 1,800 / 3,600 / 7,200 channel visits per hour) a fresh site and a fresh store are
-started and the real command runs for the set time::
+with 405. For each of three request rates (``-a rate=N`` requests per hour: twice the mean
+article rate — the daily cycle peaks at 1.6 times it — plus 1,800 / 3,600 / 7,200 channel
+visits per hour) a fresh site and a fresh store are started and the real command runs for the
+set time::
 
     scrapy crawl news -a start_urls=<6 home pages> -a depth=1 -a watch=1 -a for=<T> -a rate=<N>
 
 Measured from the site's own request log, for the articles published after a warm-up (the first
-sweep) and before the last 20 s: *discovery latency* (publication → first 200 answer of an index
+sweep: 45 s, 90 s in full runs) and before the last 20 s: *discovery latency* (publication → first 200 answer of an index
 listing the article), *capture latency* (publication → the article's first 200 answer), *missed*
 articles (never fetched), *requests per new article* (every request the crawler sent, robots.txt
 and HEAD included, over the new articles it fetched). The same publication times are then served
@@ -222,11 +223,11 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="keep site logs, data and crawl logs here")
     args = parser.parse_args()
     minutes = args.minutes or (2.0 if args.quick else 10.0)
-    warmup = 30.0 if minutes <= 3 else 60.0
+    warmup = 45.0 if minutes <= 3 else 90.0
     base = Path(tempfile.mkdtemp(prefix="live-freshness-")) if args.keep is None else args.keep
     cfg = site_config(minutes * 60.0, args.seed)
     articles_per_hour = sum(sum(r) for r in cfg["rates"]) * 60.0
-    rates = [round(1.2 * articles_per_hour + c, -2) for c in CHANNEL_BUDGETS]
+    rates = [round(2.0 * articles_per_hour + c, -2) for c in CHANNEL_BUDGETS]
     print(f"live site: {len(HOSTS)} hosts, {len(HOSTS) * CHANNELS_PER_HOST} channels, "
           f"{articles_per_hour:.0f} articles/hour on average; {minutes:g} min per rate")
     results = []
