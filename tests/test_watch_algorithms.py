@@ -169,3 +169,101 @@ def test_observe_tells_listeners_with_the_new_record():
     state.listeners.append(lambda fp, rec: got.append((fp, rec["visits"], rec["due"] > state.now())))
     state.observe("p1", "http://a.example/p1.html", role="content", status=200, how="first")
     assert got == [("p1", 1, True)]
+
+
+# -- the watch extension's feeding, without a reactor ---------------------------------------------
+
+class _Engine:
+    def __init__(self):
+        self.crawled: list[Request] = []
+        self.scheduler: list = []
+
+    def crawl(self, request):
+        self.crawled.append(request)
+
+    def needs_backout(self):
+        return False
+
+
+class _Crawler:
+    def __init__(self):
+        self.engine = _Engine()
+        self.stats = _StatsAll()
+
+
+class _StatsAll(_Stats):
+    def set_value(self, key, value):
+        self.values[key] = value
+
+    def get_value(self, key, default=None):
+        return self.values.get(key, default)
+
+
+class _Spider:
+    entry_urls = ["http://a.example/", "http://b.example/"]
+    max_depth = 1
+
+    def parse_node(self, response):  # pragma: no cover - never called here
+        pass
+
+    def parse_article(self, response):  # pragma: no cover
+        pass
+
+
+def _watch(rate: float | None):
+    from extensions.watch import WatchExtension
+
+    crawler = _Crawler()
+    ext = WatchExtension(crawler, duration=None)
+    state = _state(rate=rate)
+    ext.state, ext.spider = state, _Spider()
+    ext._wake_in = lambda delay: None  # no reactor here: the timer is not under test
+    state.listeners.append(ext._changed)
+    now = state.now()
+    ctx = {"entry_url": "http://a.example/", "depth": 1}
+    for fp, url, role in (("chanA", "http://a.example/s1/", "node"),
+                          ("newA", "http://a.example/s1/2024/x.html", "content"),
+                          ("chanB", "http://b.example/s1/", "node")):
+        site = url.split("/")[2]
+        entry = {**ctx, "entry_url": f"http://{site}/"}
+        rec = state.ensure(fp, url, role=role, host=site, site=site, request=entry)
+        rec["due"] = now - 1
+        ext._changed(fp, rec)
+    old = state.observe("oldA", "http://a.example/s1/2024/y.html", role="content", status=200,
+                        how="first", host="a.example", site="a.example",
+                        request={**ctx, "depth": 1})
+    assert old["due"] > now  # re-check on the correction schedule, not now
+    return ext, state, crawler.engine
+
+
+def test_watch_feeds_what_is_due_new_articles_first_and_never_the_same_page_twice():
+    ext, state, engine = _watch(rate=None)
+    now = state.now()
+    assert ext._take_due(now) is True
+    assert ext._feed(now) is False
+    urls = [r.url for r in engine.crawled]
+    assert sorted(urls) == ["http://a.example/s1/", "http://a.example/s1/2024/x.html",
+                            "http://b.example/s1/"]
+    assert urls.index("http://a.example/s1/2024/x.html") < urls.index("http://a.example/s1/")
+    assert all(r.dont_filter and meta.VISIT in r.meta for r in engine.crawled)
+    assert {"chanA", "newA", "chanB"} <= state.scheduled
+    # in flight: not fed again, however often the timer wakes
+    for fp in ("chanA", "newA", "chanB"):
+        ext.queue.push(fp, now - 1)
+    ext._take_due(now)
+    ext._feed(now)
+    assert len(engine.crawled) == 3
+    # a visit puts the page back at its new due time and frees it for a later request
+    state.observe("chanA", "http://a.example/s1/", role="node", status=200, how="first",
+                  host="a.example", site="a.example")
+    assert "chanA" not in state.scheduled and "chanA" not in ext.inflight
+
+
+def test_watch_under_a_rate_feeds_no_more_than_the_tokens_least_served_site_first():
+    ext, state, engine = _watch(rate=3600.0)
+    state.rate = RateBudget(3600.0, burst=1, now=state.now())
+    state.rate.spent["a.example"] = 5  # a.example had its share already
+    now = state.now()
+    ext._take_due(now)
+    assert ext._feed(now) is True  # pages wait for tokens
+    assert [r.url for r in engine.crawled] == ["http://b.example/s1/"]
