@@ -189,10 +189,10 @@ class WatchExtension:
             self.closing = True
             deferred_from_coro(self.crawler.engine.close_spider_async(reason="finished"))
             return
-        if not self._filled and state.loaded:
+        if not self._filled and state.loaded:  # every known page, at its due time (not a visit)
             for fp, record in state.records.items():
                 if fp not in state.scheduled:
-                    self._changed(fp, record)
+                    self.queue.push(fp, record.get("due") or now, rank=due_rank(record))
             self._filled = True
         if now - self._replanned >= _REPLAN_EVERY:
             self._replan(now)
