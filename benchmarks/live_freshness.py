@@ -68,7 +68,7 @@ def site_config(duration: float, seed: int) -> dict:
     rates = [[math.exp(rng.uniform(math.log(0.05), math.log(5.0))) for _ in range(CHANNELS_PER_HOST)]
              for _ in HOSTS]
     return {"hosts": HOSTS, "rates": rates, "duration": duration + 900, "day": duration,
-            "amplitude": 0.6, "index_size": INDEX_SIZE, "initial": INDEX_SIZE, "correct_share": 0.1,
+            "amplitude": 0.6, "index_size": INDEX_SIZE, "initial": INDEX_SIZE // 2, "correct_share": 0.1,
             "correct_after": 30.0, "no_validators": HOSTS[5], "no_head": HOSTS[4], "seed": seed}
 
 

@@ -261,9 +261,11 @@ def test_watch_feeds_what_is_due_new_articles_first_and_never_the_same_page_twic
 
 def test_watch_under_a_rate_feeds_no_more_than_the_tokens_least_served_site_first():
     ext, state, engine = _watch(rate=3600.0)
-    state.rate = RateBudget(3600.0, burst=1, now=state.now())
-    state.rate.spent["a.example"] = 5  # a.example had its share already
+    state.rate = RateBudget(3600.0, burst=2, now=state.now())
+    state.rate.spent["a.example"] = 5  # a.example had more than b.example already
     now = state.now()
     ext._take_due(now)
-    assert ext._feed(now) is True  # pages wait for tokens
-    assert [r.url for r in engine.crawled] == ["http://b.example/s1/"]
+    assert ext._feed(now) is True  # one page waits for a token
+    # the new article first (any site), then of two channel pages the least-served site's
+    assert [r.url for r in engine.crawled] == ["http://a.example/s1/2024/x.html",
+                                               "http://b.example/s1/"]

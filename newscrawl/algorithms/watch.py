@@ -128,14 +128,16 @@ class DueQueue:
 
 
 class ReadyPages:
-    """Pages due now and not yet handed out, per site; :meth:`pop` serves the least-served site
-    that may send (round-robin by requests spent, so one busy portal cannot starve the others),
-    and within a site the lowest ``rank``, then the earliest due.
+    """Pages due now and not yet handed out, per site. :meth:`pop` serves the most urgent kind
+    first (lowest ``rank``: new articles, then channel pages, then re-checks, so re-checks only
+    take what discovery leaves), and among sites with a page of that kind the least-served one
+    that may send (round-robin by requests spent: one busy portal cannot starve the others);
+    within a site, the earliest due.
 
-    >>> r = ReadyPages(); r.add("a.de", "a1", rank=1, due=5.0); r.add("a.de", "a0", rank=0, due=9.0)
-    >>> r.add("b.de", "b1", rank=2, due=1.0)
-    >>> r.pop(served={"a.de": 3}), r.pop(), "a1" in r, len(r)
-    ('b1', 'a0', True, 1)
+    >>> r = ReadyPages(); r.add("a.de", "a1", rank=1, due=5.0); r.add("b.de", "b1", rank=1, due=9.0)
+    >>> r.add("a.de", "a2", rank=2, due=1.0)
+    >>> r.pop(served={"a.de": 3}), r.pop(), "a2" in r, len(r)
+    ('b1', 'a1', True, 1)
     """
 
     def __init__(self) -> None:
@@ -161,7 +163,7 @@ class ReadyPages:
         """The next page to send: of the site with the fewest requests ``served`` among those
         ``allowed`` to send now; None when no such site has a page waiting."""
         counts = served or {}
-        for site in sorted(self._sites, key=lambda s: counts.get(s, 0)):
+        for site in sorted(self._sites, key=lambda s: (self._sites[s][0][0], counts.get(s, 0))):
             if allowed is not None and not allowed(site):
                 continue
             pages = self._sites[site]
