@@ -528,12 +528,14 @@ def http_validators(mode: str, changes: list[float] | tuple[float, ...], t: floa
     return Validators(etag=f'"{token}"', content_length=int(size))
 
 
-def revisit_config(cfg: SimConfig, *, max_interval: float | None = None) -> RevisitConfig:
-    """The crawler's revisit settings with the simulation's common clamp."""
+def revisit_config(cfg: SimConfig, *, max_interval: float | None = None,
+                   channel_rate: float = 0.0) -> RevisitConfig:
+    """The crawler's revisit settings with the simulation's common clamp (and the channel
+    budget, visits/hour, of the channel scheduler)."""
     return RevisitConfig(min_interval=cfg.min_interval,
                          max_interval=cfg.max_interval if max_interval is None else max_interval,
                          miss_interval=NEWSCRAWL_REVISIT_MISS_INTERVAL,
-                         history=NEWSCRAWL_REVISIT_HISTORY)
+                         history=NEWSCRAWL_REVISIT_HISTORY, channel_rate=channel_rate)
 
 
 def answer_events(how: str, changed: bool, head: Validators | None, get: Validators) -> list[str]:
@@ -548,47 +550,44 @@ def answer_events(how: str, changed: bool, head: Validators | None, get: Validat
     return events
 
 
-class YieldIndex:
-    """``channel_yield`` of every channel at any time, from two product calls per visit.
+class DueIndex:
+    """The channel scheduler's due times of every channel as arrays, for one pick per slot.
 
-    :func:`~newscrawl.algorithms.revisitplan.channel_yield` is either a constant (the prior, no
-    counted visit yet) or ``rate × (now − last visit)``; both parts are read from the function
-    right after each visit, so a slot needs numpy, not a call per due channel. The pick is then
-    made by the product functions on the few channels near the top (:meth:`pick`).
+    :meth:`ChannelScheduler.pick <newscrawl.algorithms.channelsched.ChannelScheduler.pick>` walks
+    every channel; here the same answer comes from numpy: ``due[i]`` is
+    :meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.next_due` of channel ``i``,
+    refreshed after each of its visits and after each re-plan, and :meth:`pick` is the earliest
+    due channel not visited within the minimum interval (``tests/test_revisit_sim.py`` checks
+    that both agree).
     """
 
-    def __init__(self, n: int, rcfg: RevisitConfig) -> None:
-        self.rcfg = rcfg
-        self.const = np.full(n, rcfg.channel_prior)
-        self.rate = np.zeros(n)
-        self.last = np.zeros(n)
+    def __init__(self, sched: ChannelScheduler, keys: list[str]) -> None:
+        self.sched = sched
+        self.keys = keys
+        n = len(keys)
+        self.due = np.full(n, -np.inf)
+        self.last = np.full(n, -np.inf)
+        self.planned_at: float | None = None
 
-    def update(self, i: int, record: dict, t: float) -> None:
-        at_visit = channel_yield(record, t, self.rcfg)
+    def update(self, i: int, t: float) -> None:
         self.last[i] = t
-        if at_visit > 0:  # the prior: does not grow with time
-            self.const[i], self.rate[i] = at_visit, 0.0
-        else:
-            self.const[i], self.rate[i] = 0.0, channel_yield(record, t + 1.0, self.rcfg)
+        self.due[i] = self.sched.next_due(self.keys[i], t)
 
-    def values(self, idx: np.ndarray, t: float) -> np.ndarray:
-        return self.const[idx] + self.rate[idx] * (t - self.last[idx])
+    def refresh(self, t: float) -> None:
+        """After a re-plan: every visited channel's due time from the new plan."""
+        if self.sched.planned_at == self.planned_at:
+            return
+        self.planned_at = self.sched.planned_at
+        for i, k in enumerate(self.keys):
+            if self.last[i] > -np.inf:
+                self.due[i] = self.sched.next_due(k, t)
 
-    def pick(self, records: list[dict], due_idx: np.ndarray, t: float) -> int:
-        """The due channel a run at ``t`` with a budget fetches first: highest
-        ``yield_priority(channel_yield)``, ties in ``due_order``."""
-        y = self.values(due_idx, t)
-        top = y.max()
-        if top > 0:
-            # yield_priority is monotone with quarter-power-of-two levels: channels below
-            # top/2^0.5 cannot share the top level
-            near = due_idx[y >= top * 2.0 ** -0.5]
-            pri = {int(i): yield_priority(channel_yield(records[int(i)], t, self.rcfg)) for i in near}
-            best = max(pri.values())
-            tied = [records[i] for i, p in pri.items() if p == best]
-        else:
-            tied = [records[int(i)] for i in due_idx]
-        return int(due_order(tied, t)[0]["fp"])
+    def pick(self, t: float) -> int | None:
+        ok = t - self.last >= self.sched.min_interval
+        if not ok.any():
+            return None
+        due = np.where(ok, self.due, np.inf)
+        return int(np.argmin(due))
 
 
 def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
@@ -597,7 +596,8 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
     n = cfg.channels
     horizon = cfg.days * DAY
     dt = HOUR / budget
-    rcfg = revisit_config(cfg)
+    rcfg = revisit_config(cfg, channel_rate=budget)
+    sched = rcfg.channel_scheduler()
     host_of = world.host_of.tolist()
     page_bytes = world.page_bytes.tolist()
     modes = world.mode
@@ -608,8 +608,7 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
     records = [new_record(str(i), f"http://host{host_of[i]}.example/channel/{i:05d}", now=0.0,
                           role="node", host=f"host{host_of[i]}.example") for i in range(n)]
     stored: list[Validators] = [Validators()] * n  # validators of the last full answer
-    index = YieldIndex(n, rcfg)
-    due = np.zeros(n)
+    index = DueIndex(sched, [r["fp"] for r in records])
 
     def learn(h: int, event: str, t: float) -> None:
         before = hosts[h]
@@ -619,18 +618,22 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
 
     def visited(i: int, t: float, **visit: object) -> None:
         """Record a visit of channel ``i`` at ``t`` as the crawl state does."""
-        rec = records[i] = record_visit(records[i], now=t, cfg=rcfg, **visit)
-        due[i] = rec["due"]
-        index.update(i, rec, t)
+        records[i] = record_visit(records[i], now=t, cfg=rcfg, scheduler=sched, **visit)
+        index.update(i, t)
 
+    next_plan = 0.0
     t = 0.0
     used = 0
     while t < horizon:
-        due_idx = np.flatnonzero(due <= t)
-        if not len(due_idx):
+        if t >= next_plan:  # what the monitor loop does every few minutes
+            sched.plan(t)
+            index.refresh(t)
+            next_plan = t + cfg.realloc
+        picked = index.pick(t)
+        if picked is None:  # every channel was visited within the minimum interval
             t += dt
             continue
-        i = index.pick(records, due_idx, t)
+        i = picked
         h = host_of[i]
         size = page_bytes[h]
         pubs = world.pubs[i]
@@ -642,7 +645,7 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
             policy = hosts[h]
             if not stored[i].any:
                 how = HOW_FINGERPRINT
-            elif policy.mode == HEAD:
+            elif policy.mode == HEAD and (not policy.learned or sched.head_worthwhile(str(i), t)):
                 head = http_validators(modes[h], pubs, t, size)
                 used += 1
                 res.heads += 1
@@ -654,7 +657,7 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
                     continue
                 how = HOW_HEAD
                 t += dt  # the GET takes the next slot
-            elif policy.mode == CONDITIONAL and stored[i].conditional:
+            elif policy.mode in (HEAD, CONDITIONAL) and stored[i].conditional:
                 how = HOW_CONDITIONAL
                 if compare_validators(stored[i], http_validators(modes[h], pubs, t, size)) == UNCHANGED:
                     used += 1

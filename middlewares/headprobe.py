@@ -121,11 +121,14 @@ class HeadProbeMiddleware:
             self._waiters[host].append(waiter)
             await maybe_deferred_to_future(waiter)
         policy = state.host_policy(host)
-        if policy.mode == HEAD:
+        # A channel page likely to have changed skips the HEAD (``rv["head"]`` False, from the
+        # channel scheduler): a conditional GET answers in one request either way.
+        skip_head = rv.get("head") is False and policy.learned
+        if policy.mode == HEAD and not skip_head:
             if await self._head(request, host, stored, state, first=not policy.learned):
                 return None  # the GET goes on, marked ``how = head``
             policy = state.host_policy(host)
-        if policy.mode == CONDITIONAL and stored.conditional:
+        if policy.mode in (HEAD, CONDITIONAL) and stored.conditional:
             for name, value in conditional_headers(stored).items():
                 request.headers[name] = value
             request.meta[meta.REVISIT_HOW] = HOW_CONDITIONAL

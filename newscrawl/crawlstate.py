@@ -303,11 +303,13 @@ class RunState:
 
     def revisit_meta(self, fp: str, url: str) -> dict[str, Any]:
         """The ``newscrawl_revisit`` request meta of a page: its fp, whether it is known, and the
-        stored validators and fingerprint the downloader/spider middlewares compare with."""
+        stored validators and fingerprint the downloader/spider middlewares compare with; for a
+        channel page also ``head``: whether a HEAD before the GET is worth a request
+        (:meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.head_worthwhile`)."""
         rec = self.records.get(fp)
         if rec is None or not rec.get("last_visit"):
             return {"fp": fp, "url": url, "known": False}
-        return {
+        out = {
             "fp": fp,
             "url": url,
             "known": True,
@@ -315,6 +317,9 @@ class RunState:
             "fingerprint": rec.get("fingerprint"),
             "role": rec.get("role"),
         }
+        if rec.get("role") in CHANNEL_ROLES:  # a HEAD first only when likely unchanged
+            out["head"] = self.scheduler.head_worthwhile(fp, self.now())
+        return out
 
     def ensure(self, fp: str, url: str, *, role: str, host: str = "", site: str = "",
                seed: bool = False, request: Mapping[str, Any] | None = None,
@@ -410,6 +415,10 @@ class RunState:
         self.hosts[host] = after
         self.hosts_dirty.add(host)
         return before, after
+
+    def host_field(self, host: str, name: str) -> Any:
+        """Field ``name`` of ``host``'s document (None when unset)."""
+        return self.host_extras.get(host, {}).get(name)
 
     def set_host_field(self, host: str, name: str, value: Any) -> None:
         """Keep ``value`` in field ``name`` of ``host``'s document (written with its policy)."""

@@ -221,6 +221,7 @@ class DailyProfile:
     ref: float | None = None
     _shape: list[float] | None = None
     _shape_at: float = -math.inf
+    _cum: list[float] | None = None
 
     def __post_init__(self) -> None:
         if len(self.links) != self.bins:
@@ -248,12 +249,28 @@ class DailyProfile:
             sm = [k * raw[(i - 1) % n] + (1 - 2 * k) * raw[i] + k * raw[(i + 1) % n] for i in range(n)]
             mean = sum(sm) / n
             self._shape = [x / mean for x in sm] if mean > 0 else [1.0] * n
+            cum = [0.0]
+            for x in self._shape:
+                cum.append(cum[-1] + x * self.width)
+            self._cum = cum
             if now is not None:
                 self._shape_at = now
         return self._shape
 
     def at(self, t: float) -> float:
+        """The profile's multiplier at time ``t``."""
         return self.shape(t)[self.bin_of(t)]
+
+    def cumulative(self, t: float, now: float | None = None) -> float:
+        """``∫ profile`` from the epoch to ``t`` (profile-adjusted seconds), with the shape as of
+        ``now``: O(1), for solving due times."""
+        shape = self.shape(now)
+        cum = self._cum
+        assert cum is not None
+        day = math.floor(t / DAY)
+        x = t - day * DAY
+        b = min(int(x // self.width), self.bins - 1)
+        return day * cum[-1] + cum[b] + shape[b] * (x - b * self.width)
 
     def spans(self, t0: float, t1: float) -> list[tuple[int, float]]:
         """``(bin, seconds)`` of ``(t0, t1]`` for the bins it touches (whole days: every bin)."""
@@ -437,6 +454,8 @@ class ChannelScheduler:
     profiles: dict[Hashable, DailyProfile] = field(default_factory=dict)
     #: intervals of the last :meth:`plan` (seconds) and when it ran
     planned: dict[Hashable, float] = field(default_factory=dict)
+    #: due time of every visited channel under the current plan (epoch seconds)
+    due_at: dict[Hashable, float] = field(default_factory=dict)
     planned_at: float | None = None
     _level: Level | None = None
     _group_prior: dict[Hashable, float] = field(default_factory=dict)
@@ -519,6 +538,7 @@ class ChannelScheduler:
         self.channels.pop(key, None)
         self.groups.pop(key, None)
         self.planned.pop(key, None)
+        self.due_at.pop(key, None)
 
     def _decay(self, st: RateState, t: float) -> None:
         if st.updated is not None and t > st.updated:
@@ -579,6 +599,28 @@ class ChannelScheduler:
             base = max(base, self._recent(st, now))
         return base * self._shapes(self.profile(key), now)[1]
 
+    def expected_links(self, key: Hashable, now: float) -> float:
+        """New links a visit of channel ``key`` at ``now`` is expected to show: the base rate
+        times ``∫ profile`` since its last visit (the prior rate × 1 h for a channel never
+        visited)."""
+        st = self.channels.get(key)
+        if st is None or st.last_visit is None:
+            return self.base_rate(key, now) * HOUR
+        if now <= st.last_visit:
+            return 0.0
+        prof = self.profile(key)
+        area = prof.cumulative(now, now) - prof.cumulative(st.last_visit, now)
+        return self.base_rate(key, now) * max(area, 0.0)
+
+    def head_worthwhile(self, key: Hashable, now: float) -> bool:
+        """Is a HEAD before the GET of channel ``key`` worth a request at ``now``?
+
+        Only when the page is more likely unchanged than not: with ``E`` expected new links
+        (Poisson), ``P(unchanged) = e^{−E} > ½``. Otherwise HEAD-then-GET costs ``1 + P(changed)
+        > 1.5`` requests on average where a conditional GET costs one (304 or the page).
+        """
+        return False and self.expected_links(key, now) < math.log(2.0)
+
     def _root_floor(self, key: Hashable, now: float,
                     shapes: tuple[float, float] | None = None) -> tuple[float, float]:
         """``(√rate, floor visits/s)`` of one channel at ``now``."""
@@ -636,10 +678,63 @@ class ChannelScheduler:
             level = Level(1.0 / math.sqrt(self.reference_interval), 1.0, hi)
         self._level = level
         self.planned_at = now
-        out = {k: _interval(level.frequency(s, lo), self.min_interval, self.max_interval)
-               for k, s, lo in zip(keys, roots, los)}
+        out: dict[Hashable, float] = {}
+        for k, s, lo in zip(keys, roots, los):
+            st = self.channels.get(k)
+            if st is None or st.last_visit is None:
+                out[k] = _interval(level.frequency(s, lo), self.min_interval, self.max_interval)
+                continue
+            due = self.due_at[k] = self._due_after(k, st.last_visit, now)
+            out[k] = due - st.last_visit
         self.planned.update(out)
         return out
+
+    def _due_after(self, key: Hashable, last: float, now: float) -> float:
+        """Due time of channel ``key`` last visited at ``last``, under the current level.
+
+        With the level ``c`` of the √ allocation, a channel of constant rate ``r`` is visited
+        every ``1/(c·√r)``: when ``r·(t − last)² = 1/c²``. With a daily profile the rate is not
+        constant: the channel is due when ``E[links since last]·(t − last) = 1/c²`` — the delay
+        its pending articles accumulated (for a constant rate ``r(t − last)²/2``) reaches the
+        same threshold — with ``E[links]`` the base rate times ``∫ profile`` over the gap, so a
+        quiet night ahead pushes the visit later and a busy morning pulls it earlier. Also due
+        when ``max_fill`` of its list is expected to be new (at the cautious rate), and within
+        ``[last + min_interval, last + max_interval]``. Solved by bisection.
+        """
+        level = self._level
+        lo_t, hi_t = last + self.min_interval, last + self.max_interval
+        if level is None or math.isinf(level.c):
+            return lo_t if level is not None else hi_t
+        if level.c <= 0 or level.scale < 1:  # floors beyond the budget: their scaled share
+            s, lo = self._root_floor(key, now)
+            return last + _interval(level.frequency(s, lo), self.min_interval, self.max_interval)
+        prof = self.profile(key)
+        st = self.channels.get(key)
+        base = self.base_rate(key, now)
+        fill = base if st is None else max(base, self._recent(st, now))
+        listed = (st.listed if st is not None else None) or self.index_size
+        threshold = 1.0 / (level.c * level.c)
+        cap = self.max_fill * listed
+        start = prof.cumulative(last, now)
+
+        def reached(t: float) -> bool:
+            area = prof.cumulative(t, now) - start
+            return base * area * (t - last) >= threshold or fill * area >= cap
+
+        if reached(lo_t):
+            return lo_t
+        if not reached(hi_t):
+            return hi_t
+        a, b = lo_t, hi_t
+        for _ in range(40):
+            if b - a <= 1.0:
+                break
+            mid = (a + b) / 2
+            if reached(mid):
+                b = mid
+            else:
+                a = mid
+        return b
 
     def intervals(self, now: float, keys: Iterable[Hashable] | None = None) -> dict[Hashable, float]:
         """Budget-aware revisit interval (seconds) of every known channel (or of ``keys``):
@@ -652,11 +747,15 @@ class ChannelScheduler:
         if (self._level is None or self.planned_at is None or now < self.planned_at
                 or now - self.planned_at >= self.replan_every):
             self.plan(now)
-        assert self._level is not None
-        s, lo = self._root_floor(key, now)
-        value = _interval(self._level.frequency(s, lo), self.min_interval, self.max_interval)
-        self.planned[key] = value
-        return value
+        st = self.channels.get(key)
+        if st is None or st.last_visit is None:
+            s, lo = self._root_floor(key, now)
+            assert self._level is not None
+            return _interval(self._level.frequency(s, lo), self.min_interval, self.max_interval)
+        due = self.due_at[key] = self._due_after(key, st.last_visit, now)
+        value = self.planned[key] = due - st.last_visit
+        return float(min(max(due - now, self.min_interval), self.max_interval)) if due > now \
+            else self.min_interval
 
     def next_interval(self, key: Hashable, now: float) -> float:
         """Alias of :meth:`interval`."""
@@ -669,10 +768,11 @@ class ChannelScheduler:
         st = self.channels.get(key)
         if st is None or st.last_visit is None:
             return -math.inf if now is None else now
-        interval = self.planned.get(key)
-        if interval is None:
-            interval = self.interval(key, st.last_visit if now is None else now)
-        return st.last_visit + interval
+        due = self.due_at.get(key)
+        if due is None:
+            self.interval(key, st.last_visit if now is None else now)
+            due = self.due_at[key]
+        return due
 
     def due(self, now: float) -> list[tuple[float, Hashable]]:
         """``(due time, key)`` of the channels due at ``now``, earliest first."""
