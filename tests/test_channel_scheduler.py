@@ -72,7 +72,8 @@ def test_busier_channel_gets_shorter_interval_and_budget_is_spent() -> None:
     assert iv["busy"] < iv["quiet"]
     # √ rule: visits ∝ √rate, so about 4 : 1 here (within estimation noise)
     assert iv["quiet"] / iv["busy"] == pytest.approx(4, rel=0.25)
-    assert sum(1 / v for v in iv.values()) * H == pytest.approx(30)
+    # (intervals are solved over the learned daily profile: the budget is met to within 1 %)
+    assert sum(1 / v for v in iv.values()) * H == pytest.approx(30, rel=0.01)
 
 
 def test_drop_off_floor_protects_a_busy_channel_under_a_tiny_budget() -> None:

@@ -425,6 +425,8 @@ class ChannelScheduler:
       smoothing, and how much a channel must have been watched (``profile_warmup`` seconds or
       ``profile_min_links`` links) before it teaches its host's profile.
     * ``replan_every`` — :meth:`interval` re-plans when the plan is older than this.
+    * ``head_unchanged`` — :meth:`head_worthwhile` asks for a HEAD only when the page is at
+      least this likely unchanged.
 
     Defaults (half-lives, priors, ``max_fill``) were chosen on ``benchmarks/revisit_sim.py``.
 
@@ -449,6 +451,7 @@ class ChannelScheduler:
     saturation_boost: float = 2.0
     reference_interval: float = HOUR
     replan_every: float = 300.0
+    head_unchanged: float = 0.9
     channels: dict[Hashable, RateState] = field(default_factory=dict)
     groups: dict[Hashable, Hashable] = field(default_factory=dict)
     profiles: dict[Hashable, DailyProfile] = field(default_factory=dict)
@@ -615,11 +618,12 @@ class ChannelScheduler:
     def head_worthwhile(self, key: Hashable, now: float) -> bool:
         """Is a HEAD before the GET of channel ``key`` worth a request at ``now``?
 
-        Only when the page is more likely unchanged than not: with ``E`` expected new links
-        (Poisson), ``P(unchanged) = e^{−E} > ½``. Otherwise HEAD-then-GET costs ``1 + P(changed)
-        > 1.5`` requests on average where a conditional GET costs one (304 or the page).
+        A HEAD-then-GET costs ``1 + P(changed)`` requests, a conditional GET one (a ``304`` or
+        the page), so under a request budget a HEAD only pays when the page is almost surely
+        unchanged (it saves the body where conditional GETs are not honoured): with ``E``
+        expected new links (Poisson), when ``P(unchanged) = e^{−E} ≥ head_unchanged`` (0.9).
         """
-        return False and self.expected_links(key, now) < math.log(2.0)
+        return math.exp(-self.expected_links(key, now)) >= self.head_unchanged
 
     def _root_floor(self, key: Hashable, now: float,
                     shapes: tuple[float, float] | None = None) -> tuple[float, float]:
@@ -685,7 +689,7 @@ class ChannelScheduler:
                 out[k] = _interval(level.frequency(s, lo), self.min_interval, self.max_interval)
                 continue
             due = self.due_at[k] = self._due_after(k, st.last_visit, now)
-            out[k] = due - st.last_visit
+            out[k] = float(min(max(due - st.last_visit, self.min_interval), self.max_interval))
         self.planned.update(out)
         return out
 
@@ -753,9 +757,8 @@ class ChannelScheduler:
             assert self._level is not None
             return _interval(self._level.frequency(s, lo), self.min_interval, self.max_interval)
         due = self.due_at[key] = self._due_after(key, st.last_visit, now)
-        value = self.planned[key] = due - st.last_visit
-        return float(min(max(due - now, self.min_interval), self.max_interval)) if due > now \
-            else self.min_interval
+        self.planned[key] = float(min(max(due - st.last_visit, self.min_interval), self.max_interval))
+        return float(min(max(due - now, self.min_interval), self.max_interval))
 
     def next_interval(self, key: Hashable, now: float) -> float:
         """Alias of :meth:`interval`."""
@@ -790,7 +793,7 @@ class ChannelScheduler:
             last = None if st is None else st.last_visit
             if last is not None and now - last < self.min_interval:
                 continue
-            d = self.next_due(k, now)
+            d = -math.inf if last is None else self.next_due(k, now)  # never visited: first
             if d < best_due or best is None:
                 best, best_due = k, d
         return best
