@@ -74,9 +74,9 @@ The policies
   whose due time (the same scheduler's) has passed. A known page is checked as
   ``middlewares/headprobe.py`` checks it: per host a
   :class:`~newscrawl.algorithms.changedetect.HostPolicy` (HEAD, then conditional GET, then plain
-  GET and fingerprint; a channel page skips the HEAD on a learned host unless the scheduler
-  finds it almost surely unchanged,
-  :meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.head_worthwhile`), validators
+  GET and fingerprint; a channel page skips the HEAD once the host is learned, and is fetched
+  unconditionally when the scheduler finds a run of "unchanged" answers improbable,
+  :meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.verify_due`), validators
   compared by :func:`~newscrawl.algorithms.changedetect.compare_validators` /
   :func:`~newscrawl.algorithms.changedetect.validators_agree`, the host taught by
   :func:`~newscrawl.algorithms.changedetect.learn_host` with the events
@@ -543,9 +543,9 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
             how = HOW_FIRST
         else:
             policy = hosts[h]
-            if not stored[i].any:
+            if not stored[i].any or sched.verify_due(str(i), t):
                 how = HOW_FINGERPRINT
-            elif policy.mode == HEAD and (not policy.learned or sched.head_worthwhile(str(i), t)):
+            elif policy.mode == HEAD and not policy.learned:  # channels: the first HEAD only
                 head = http_validators(modes[h], pubs, t, size)
                 used += 1
                 res.heads += 1

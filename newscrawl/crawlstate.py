@@ -304,8 +304,10 @@ class RunState:
     def revisit_meta(self, fp: str, url: str) -> dict[str, Any]:
         """The ``newscrawl_revisit`` request meta of a page: its fp, whether it is known, and the
         stored validators and fingerprint the downloader/spider middlewares compare with; for a
-        channel page also ``head``: whether a HEAD before the GET is worth a request
-        (:meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.head_worthwhile`)."""
+        channel page also ``head`` (False: no HEAD first, a conditional GET costs one request
+        either way) and ``verify``: fetch it unconditionally, a run of "unchanged" answers
+        being improbable
+        (:meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.verify_due`)."""
         rec = self.records.get(fp)
         if rec is None or not rec.get("last_visit"):
             return {"fp": fp, "url": url, "known": False}
@@ -317,8 +319,11 @@ class RunState:
             "fingerprint": rec.get("fingerprint"),
             "role": rec.get("role"),
         }
-        if rec.get("role") in CHANNEL_ROLES:  # a HEAD first only when likely unchanged
-            out["head"] = self.scheduler.head_worthwhile(fp, self.now())
+        if rec.get("role") in CHANNEL_ROLES:
+            # A HEAD then a GET costs 1 + P(changed) requests where a conditional GET costs one
+            # (a 304 or the page): under the channel budget channel pages skip the HEAD.
+            out["head"] = False
+            out["verify"] = self.scheduler.verify_due(fp, self.now())
         return out
 
     def ensure(self, fp: str, url: str, *, role: str, host: str = "", site: str = "",

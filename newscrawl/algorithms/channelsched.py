@@ -382,13 +382,15 @@ class RateState:
     recent_exposure: float = 0.0
     listed: int | None = None
     visits: int = 0
+    #: the last visit that saw the page itself (not a 304 / an unchanged HEAD)
+    last_full: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain numbers (times as epoch seconds), for the crawl-state record."""
         return {"v": STATE_VERSION, "first_visit": self.first_visit, "last_visit": self.last_visit,
                 "updated": self.updated, "links": self.links, "exposure": self.exposure,
                 "recent_links": self.recent_links, "recent_exposure": self.recent_exposure,
-                "listed": self.listed, "visits": self.visits}
+                "listed": self.listed, "visits": self.visits, "last_full": self.last_full}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RateState:
@@ -405,6 +407,7 @@ class RateState:
             recent_exposure=max(_num(data.get("recent_exposure")), 0.0),
             listed=int(listed) if isinstance(listed, int) and listed > 0 else None,
             visits=int(visits) if isinstance(visits, int) and visits > 0 else 0,
+            last_full=_opt_num(data.get("last_full")),
         )
 
 
@@ -425,8 +428,8 @@ class ChannelScheduler:
       smoothing, and how much a channel must have been watched (``profile_warmup`` seconds or
       ``profile_min_links`` links) before it teaches its host's profile.
     * ``replan_every`` — :meth:`interval` re-plans when the plan is older than this.
-    * ``head_unchanged`` — :meth:`head_worthwhile` asks for a HEAD only when the page is at
-      least this likely unchanged.
+    * ``verify_below`` — :meth:`verify_due` asks for a full GET when "unchanged since the
+      last full answer" is less likely than this.
 
     Defaults (half-lives, priors, ``max_fill``) were chosen on ``benchmarks/revisit_sim.py``.
 
@@ -451,7 +454,7 @@ class ChannelScheduler:
     saturation_boost: float = 2.0
     reference_interval: float = HOUR
     replan_every: float = 300.0
-    head_unchanged: float = 0.9
+    verify_below: float = 0.05
     channels: dict[Hashable, RateState] = field(default_factory=dict)
     groups: dict[Hashable, Hashable] = field(default_factory=dict)
     profiles: dict[Hashable, DailyProfile] = field(default_factory=dict)
@@ -488,7 +491,8 @@ class ChannelScheduler:
         ``listed``: links the channel listed (``new_links >= listed`` means more may have
         scrolled off unseen). ``group``: the channel's host, for the daily profile. The first
         visit only starts the channel's clock (every link is new then). A time that is not
-        finite is ignored; one at or before the last visit counts the visit only.
+        finite is ignored; one at or before the last visit counts the visit only. A visit that
+        counted links (``new_links`` not None) saw the page itself (see :meth:`verify_due`).
         """
         self.observe_visit(key, Observation(t, bool(changed), new_links=new_links, listed=listed),
                            group=group)
@@ -504,6 +508,8 @@ class ChannelScheduler:
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
             return
         st.visits += 1
+        if obs.new_links is not None and (st.last_full is None or t > st.last_full):
+            st.last_full = t
         if obs.listed is not None and obs.listed > 0:
             st.listed = int(obs.listed)
         prev = st.last_visit
@@ -615,15 +621,26 @@ class ChannelScheduler:
         area = prof.cumulative(now, now) - prof.cumulative(st.last_visit, now)
         return self.base_rate(key, now) * max(area, 0.0)
 
-    def head_worthwhile(self, key: Hashable, now: float) -> bool:
-        """Is a HEAD before the GET of channel ``key`` worth a request at ``now``?
+    def verify_due(self, key: Hashable, now: float) -> bool:
+        """Should the next visit of channel ``key`` fetch the page itself, whatever its
+        validators say (an unconditional GET)?
 
-        A HEAD-then-GET costs ``1 + P(changed)`` requests, a conditional GET one (a ``304`` or
-        the page), so under a request budget a HEAD only pays when the page is almost surely
-        unchanged (it saves the body where conditional GETs are not honoured): with ``E``
-        expected new links (Poisson), when ``P(unchanged) = e^{−E} ≥ head_unchanged`` (0.9).
+        True when the visits since the page was last seen in full all answered "unchanged"
+        (``304`` / HEAD) although the links expected over that time make that improbable:
+        ``P(no new link) = e^{−E} < verify_below`` (0.05, ``E`` over the estimated rate and the
+        hour-of-day profile since the last full answer). Validators that stay the same while
+        the page changes (refreshed only every few hours, cached by a CDN) otherwise hide new
+        articles until the list has scrolled past them; the rate estimate itself stays right,
+        as the full answer counts every link that piled up.
         """
-        return math.exp(-self.expected_links(key, now)) >= self.head_unchanged
+        st = self.channels.get(key)
+        if st is None or st.last_full is None or st.last_visit is None:
+            return False
+        if st.last_visit <= st.last_full or now <= st.last_full:
+            return False
+        prof = self.profile(key)
+        area = prof.cumulative(now, now) - prof.cumulative(st.last_full, now)
+        return self.base_rate(key, now) * area > -math.log(self.verify_below)
 
     def _root_floor(self, key: Hashable, now: float,
                     shapes: tuple[float, float] | None = None) -> tuple[float, float]:
