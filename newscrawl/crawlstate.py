@@ -341,11 +341,15 @@ class RunState:
 
     def revisit_meta(self, fp: str, url: str) -> dict[str, Any]:
         """The ``newscrawl_revisit`` request meta of a page: its fp, whether it is known, and the
-        stored validators and fingerprint the downloader/spider middlewares compare with."""
+        stored validators and fingerprint the downloader/spider middlewares compare with; for a
+        channel page also ``head`` (False: no HEAD first, a conditional GET costs one request
+        either way) and ``verify``: fetch it unconditionally, a run of "unchanged" answers
+        being improbable
+        (:meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.verify_due`)."""
         rec = self.records.get(fp)
         if rec is None or not rec.get("last_visit"):
             return {"fp": fp, "url": url, "known": False}
-        return {
+        out = {
             "fp": fp,
             "url": url,
             "known": True,
@@ -353,6 +357,12 @@ class RunState:
             "fingerprint": rec.get("fingerprint"),
             "role": rec.get("role"),
         }
+        if rec.get("role") in CHANNEL_ROLES:
+            # A HEAD then a GET costs 1 + P(changed) requests where a conditional GET costs one
+            # (a 304 or the page): under the channel budget channel pages skip the HEAD.
+            out["head"] = False
+            out["verify"] = self.scheduler.verify_due(fp, self.now())
+        return out
 
     def ensure(self, fp: str, url: str, *, role: str, host: str = "", site: str = "",
                seed: bool = False, request: Mapping[str, Any] | None = None,
@@ -535,6 +545,10 @@ class RunState:
         self.hosts[host] = after
         self.hosts_dirty.add(host)
         return before, after
+
+    def host_field(self, host: str, name: str) -> Any:
+        """Field ``name`` of ``host``'s document (None when unset)."""
+        return self.host_extras.get(host, {}).get(name)
 
     def set_host_field(self, host: str, name: str, value: Any) -> None:
         """Keep ``value`` in field ``name`` of ``host``'s document (written with its policy)."""

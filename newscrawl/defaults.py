@@ -165,6 +165,10 @@ NEWSCRAWL_REVISIT_CHANNEL_RATE = 0.0
 #: versions, evictions): empty = wall clock; ISO 8601 / epoch seconds = run "at" that time (plus
 #: the seconds elapsed), for tests and replays of dated captures. Spider argument ``-a now=``.
 NEWSCRAWL_REVISIT_NOW = ""
+#: Longest reuse of a host's robots.txt kept in the crawl state (seconds; RFC 9309 §2.4: 24 h);
+#: shorter when its Cache-Control max-age / Expires says so; 0 = fetched once per run, as Scrapy
+#: does (middlewares/robotscache.py).
+NEWSCRAWL_ROBOTSCACHE_MAX_AGE = 86400.0
 #: Requests one run may send (HEAD probes included, robots.txt not); 0 = unlimited.
 #: Spider argument ``-a budget=N``.
 NEWSCRAWL_BUDGET = 0

@@ -39,6 +39,9 @@ DOWNLOADER_MIDDLEWARES = {
     "middlewares.budget.BudgetMiddleware": 10,
     # HEAD first / conditional GET for known pages: below Retry (550) so it sees final answers.
     "middlewares.headprobe.HeadProbeMiddleware": 540,
+    # Scrapy's robots.txt middleware, with robots.txt kept in the crawl state for its max-age.
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "middlewares.robotscache.CachedRobotsTxtMiddleware": 100,
 }
 SPIDER_MIDDLEWARES = {
     "middlewares.linkclass.LinkClassificationMiddleware": 800,

@@ -140,10 +140,12 @@ class NewsSpider(scrapy.Spider):
         # their stored state, then every known channel page that is due.
         state = self.crawl_state
         for url in self.entry_urls:
-            request = entry_request(url, self.parse_node)
-            if state is not None:
-                request = seed_request(state, request, page_fp=self.page_fp)
-            yield request
+            request: scrapy.Request | None = entry_request(url, self.parse_node)
+            if state is not None and request is not None:
+                request = seed_request(state, request, page_fp=self.page_fp,
+                                       stats=self.crawler.stats)
+            if request is not None:  # None: a known entry page that is not due
+                yield request
         if state is not None:
             for request in due_channel_requests(state, self, self.crawler.stats):
                 yield request

@@ -48,14 +48,20 @@ def entry_request(url: str, callback: Callable[..., Any]) -> scrapy.Request:
 
 
 def seed_request(state: RunState, request: scrapy.Request, *,
-                 page_fp: Callable[[str], str]) -> scrapy.Request:
+                 page_fp: Callable[[str], str], stats: Any = None) -> scrapy.Request | None:
     """An entry request with its page state (HEAD first when the entry page is known); the
-    entry is recorded as a seed and as requested in this run."""
+    entry is recorded as a seed and as requested in this run. None (stat
+    ``newscrawl/revisit/entry_not_due``) for a known entry page that is not due: the channel
+    scheduler revisits home pages as often as new channel links appear on them."""
     fp = page_fp(request.url)
     host = host_of(request.url)
     ctx = PageContext.from_meta(request.meta)
-    state.ensure(fp, request.url, role="entry", host=host, site=registered_domain(host),
-                 seed=True, request=ctx.to_record(), weight=ctx.weight)
+    rec = state.ensure(fp, request.url, role="entry", host=host, site=registered_domain(host),
+                       seed=True, request=ctx.to_record(), weight=ctx.weight)
+    if rec.get("last_visit") is not None and not state.is_due(fp):
+        if stats is not None:
+            stats.inc_value(f"{_PREFIX}/entry_not_due")
+        return None
     state.scheduled.add(fp)
     request.meta[meta.REVISIT] = state.revisit_meta(fp, request.url)
     return request

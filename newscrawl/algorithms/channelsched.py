@@ -221,6 +221,7 @@ class DailyProfile:
     ref: float | None = None
     _shape: list[float] | None = None
     _shape_at: float = -math.inf
+    _cum: list[float] | None = None
 
     def __post_init__(self) -> None:
         if len(self.links) != self.bins:
@@ -248,12 +249,28 @@ class DailyProfile:
             sm = [k * raw[(i - 1) % n] + (1 - 2 * k) * raw[i] + k * raw[(i + 1) % n] for i in range(n)]
             mean = sum(sm) / n
             self._shape = [x / mean for x in sm] if mean > 0 else [1.0] * n
+            cum = [0.0]
+            for x in self._shape:
+                cum.append(cum[-1] + x * self.width)
+            self._cum = cum
             if now is not None:
                 self._shape_at = now
         return self._shape
 
     def at(self, t: float) -> float:
+        """The profile's multiplier at time ``t``."""
         return self.shape(t)[self.bin_of(t)]
+
+    def cumulative(self, t: float, now: float | None = None) -> float:
+        """``∫ profile`` from the epoch to ``t`` (profile-adjusted seconds), with the shape as of
+        ``now``: O(1), for solving due times."""
+        shape = self.shape(now)
+        cum = self._cum
+        assert cum is not None
+        day = math.floor(t / DAY)
+        x = t - day * DAY
+        b = min(int(x // self.width), self.bins - 1)
+        return day * cum[-1] + cum[b] + shape[b] * (x - b * self.width)
 
     def spans(self, t0: float, t1: float) -> list[tuple[int, float]]:
         """``(bin, seconds)`` of ``(t0, t1]`` for the bins it touches (whole days: every bin)."""
@@ -365,13 +382,15 @@ class RateState:
     recent_exposure: float = 0.0
     listed: int | None = None
     visits: int = 0
+    #: the last visit that saw the page itself (not a 304 / an unchanged HEAD)
+    last_full: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain numbers (times as epoch seconds), for the crawl-state record."""
         return {"v": STATE_VERSION, "first_visit": self.first_visit, "last_visit": self.last_visit,
                 "updated": self.updated, "links": self.links, "exposure": self.exposure,
                 "recent_links": self.recent_links, "recent_exposure": self.recent_exposure,
-                "listed": self.listed, "visits": self.visits}
+                "listed": self.listed, "visits": self.visits, "last_full": self.last_full}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RateState:
@@ -388,6 +407,7 @@ class RateState:
             recent_exposure=max(_num(data.get("recent_exposure")), 0.0),
             listed=int(listed) if isinstance(listed, int) and listed > 0 else None,
             visits=int(visits) if isinstance(visits, int) and visits > 0 else 0,
+            last_full=_opt_num(data.get("last_full")),
         )
 
 
@@ -408,6 +428,8 @@ class ChannelScheduler:
       smoothing, and how much a channel must have been watched (``profile_warmup`` seconds or
       ``profile_min_links`` links) before it teaches its host's profile.
     * ``replan_every`` — :meth:`interval` re-plans when the plan is older than this.
+    * ``verify_below`` — :meth:`verify_due` asks for a full GET when "unchanged since the
+      last full answer" is less likely than this.
 
     Defaults (half-lives, priors, ``max_fill``) were chosen on ``benchmarks/revisit_sim.py``.
 
@@ -432,11 +454,14 @@ class ChannelScheduler:
     saturation_boost: float = 2.0
     reference_interval: float = HOUR
     replan_every: float = 300.0
+    verify_below: float = 0.05
     channels: dict[Hashable, RateState] = field(default_factory=dict)
     groups: dict[Hashable, Hashable] = field(default_factory=dict)
     profiles: dict[Hashable, DailyProfile] = field(default_factory=dict)
     #: intervals of the last :meth:`plan` (seconds) and when it ran
     planned: dict[Hashable, float] = field(default_factory=dict)
+    #: due time of every visited channel under the current plan (epoch seconds)
+    due_at: dict[Hashable, float] = field(default_factory=dict)
     planned_at: float | None = None
     _level: Level | None = None
     _group_prior: dict[Hashable, float] = field(default_factory=dict)
@@ -466,7 +491,8 @@ class ChannelScheduler:
         ``listed``: links the channel listed (``new_links >= listed`` means more may have
         scrolled off unseen). ``group``: the channel's host, for the daily profile. The first
         visit only starts the channel's clock (every link is new then). A time that is not
-        finite is ignored; one at or before the last visit counts the visit only.
+        finite is ignored; one at or before the last visit counts the visit only. A visit that
+        counted links (``new_links`` not None) saw the page itself (see :meth:`verify_due`).
         """
         self.observe_visit(key, Observation(t, bool(changed), new_links=new_links, listed=listed),
                            group=group)
@@ -482,6 +508,8 @@ class ChannelScheduler:
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
             return
         st.visits += 1
+        if obs.new_links is not None and (st.last_full is None or t > st.last_full):
+            st.last_full = t
         if obs.listed is not None and obs.listed > 0:
             st.listed = int(obs.listed)
         prev = st.last_visit
@@ -519,6 +547,7 @@ class ChannelScheduler:
         self.channels.pop(key, None)
         self.groups.pop(key, None)
         self.planned.pop(key, None)
+        self.due_at.pop(key, None)
 
     def _decay(self, st: RateState, t: float) -> None:
         if st.updated is not None and t > st.updated:
@@ -579,6 +608,40 @@ class ChannelScheduler:
             base = max(base, self._recent(st, now))
         return base * self._shapes(self.profile(key), now)[1]
 
+    def expected_links(self, key: Hashable, now: float) -> float:
+        """New links a visit of channel ``key`` at ``now`` is expected to show: the base rate
+        times ``∫ profile`` since its last visit (the prior rate × 1 h for a channel never
+        visited)."""
+        st = self.channels.get(key)
+        if st is None or st.last_visit is None:
+            return self.base_rate(key, now) * HOUR
+        if now <= st.last_visit:
+            return 0.0
+        prof = self.profile(key)
+        area = prof.cumulative(now, now) - prof.cumulative(st.last_visit, now)
+        return self.base_rate(key, now) * max(area, 0.0)
+
+    def verify_due(self, key: Hashable, now: float) -> bool:
+        """Should the next visit of channel ``key`` fetch the page itself, whatever its
+        validators say (an unconditional GET)?
+
+        True when the visits since the page was last seen in full all answered "unchanged"
+        (``304`` / HEAD) although the links expected over that time make that improbable:
+        ``P(no new link) = e^{−E} < verify_below`` (0.05, ``E`` over the estimated rate and the
+        hour-of-day profile since the last full answer). Validators that stay the same while
+        the page changes (refreshed only every few hours, cached by a CDN) otherwise hide new
+        articles until the list has scrolled past them; the rate estimate itself stays right,
+        as the full answer counts every link that piled up.
+        """
+        st = self.channels.get(key)
+        if st is None or st.last_full is None or st.last_visit is None:
+            return False
+        if st.last_visit <= st.last_full or now <= st.last_full:
+            return False
+        prof = self.profile(key)
+        area = prof.cumulative(now, now) - prof.cumulative(st.last_full, now)
+        return self.base_rate(key, now) * area > -math.log(self.verify_below)
+
     def _root_floor(self, key: Hashable, now: float,
                     shapes: tuple[float, float] | None = None) -> tuple[float, float]:
         """``(√rate, floor visits/s)`` of one channel at ``now``."""
@@ -636,10 +699,63 @@ class ChannelScheduler:
             level = Level(1.0 / math.sqrt(self.reference_interval), 1.0, hi)
         self._level = level
         self.planned_at = now
-        out = {k: _interval(level.frequency(s, lo), self.min_interval, self.max_interval)
-               for k, s, lo in zip(keys, roots, los)}
+        out: dict[Hashable, float] = {}
+        for k, s, lo in zip(keys, roots, los):
+            st = self.channels.get(k)
+            if st is None or st.last_visit is None:
+                out[k] = _interval(level.frequency(s, lo), self.min_interval, self.max_interval)
+                continue
+            due = self.due_at[k] = self._due_after(k, st.last_visit, now)
+            out[k] = float(min(max(due - st.last_visit, self.min_interval), self.max_interval))
         self.planned.update(out)
         return out
+
+    def _due_after(self, key: Hashable, last: float, now: float) -> float:
+        """Due time of channel ``key`` last visited at ``last``, under the current level.
+
+        With the level ``c`` of the √ allocation, a channel of constant rate ``r`` is visited
+        every ``1/(c·√r)``: when ``r·(t − last)² = 1/c²``. With a daily profile the rate is not
+        constant: the channel is due when ``E[links since last]·(t − last) = 1/c²`` — the delay
+        its pending articles accumulated (for a constant rate ``r(t − last)²/2``) reaches the
+        same threshold — with ``E[links]`` the base rate times ``∫ profile`` over the gap, so a
+        quiet night ahead pushes the visit later and a busy morning pulls it earlier. Also due
+        when ``max_fill`` of its list is expected to be new (at the cautious rate), and within
+        ``[last + min_interval, last + max_interval]``. Solved by bisection.
+        """
+        level = self._level
+        lo_t, hi_t = last + self.min_interval, last + self.max_interval
+        if level is None or math.isinf(level.c):
+            return lo_t if level is not None else hi_t
+        if level.c <= 0 or level.scale < 1:  # floors beyond the budget: their scaled share
+            s, lo = self._root_floor(key, now)
+            return last + _interval(level.frequency(s, lo), self.min_interval, self.max_interval)
+        prof = self.profile(key)
+        st = self.channels.get(key)
+        base = self.base_rate(key, now)
+        fill = base if st is None else max(base, self._recent(st, now))
+        listed = (st.listed if st is not None else None) or self.index_size
+        threshold = 1.0 / (level.c * level.c)
+        cap = self.max_fill * listed
+        start = prof.cumulative(last, now)
+
+        def reached(t: float) -> bool:
+            area = prof.cumulative(t, now) - start
+            return base * area * (t - last) >= threshold or fill * area >= cap
+
+        if reached(lo_t):
+            return lo_t
+        if not reached(hi_t):
+            return hi_t
+        a, b = lo_t, hi_t
+        for _ in range(40):
+            if b - a <= 1.0:
+                break
+            mid = (a + b) / 2
+            if reached(mid):
+                b = mid
+            else:
+                a = mid
+        return b
 
     def intervals(self, now: float, keys: Iterable[Hashable] | None = None) -> dict[Hashable, float]:
         """Budget-aware revisit interval (seconds) of every known channel (or of ``keys``):
@@ -652,11 +768,14 @@ class ChannelScheduler:
         if (self._level is None or self.planned_at is None or now < self.planned_at
                 or now - self.planned_at >= self.replan_every):
             self.plan(now)
-        assert self._level is not None
-        s, lo = self._root_floor(key, now)
-        value = _interval(self._level.frequency(s, lo), self.min_interval, self.max_interval)
-        self.planned[key] = value
-        return value
+        st = self.channels.get(key)
+        if st is None or st.last_visit is None:
+            s, lo = self._root_floor(key, now)
+            assert self._level is not None
+            return _interval(self._level.frequency(s, lo), self.min_interval, self.max_interval)
+        due = self.due_at[key] = self._due_after(key, st.last_visit, now)
+        self.planned[key] = float(min(max(due - st.last_visit, self.min_interval), self.max_interval))
+        return float(min(max(due - now, self.min_interval), self.max_interval))
 
     def next_interval(self, key: Hashable, now: float) -> float:
         """Alias of :meth:`interval`."""
@@ -669,10 +788,11 @@ class ChannelScheduler:
         st = self.channels.get(key)
         if st is None or st.last_visit is None:
             return -math.inf if now is None else now
-        interval = self.planned.get(key)
-        if interval is None:
-            interval = self.interval(key, st.last_visit if now is None else now)
-        return st.last_visit + interval
+        due = self.due_at.get(key)
+        if due is None:
+            self.interval(key, st.last_visit if now is None else now)
+            due = self.due_at[key]
+        return due
 
     def due(self, now: float) -> list[tuple[float, Hashable]]:
         """``(due time, key)`` of the channels due at ``now``, earliest first."""
@@ -690,7 +810,7 @@ class ChannelScheduler:
             last = None if st is None else st.last_visit
             if last is not None and now - last < self.min_interval:
                 continue
-            d = self.next_due(k, now)
+            d = -math.inf if last is None else self.next_due(k, now)  # never visited: first
             if d < best_due or best is None:
                 best, best_due = k, d
         return best
