@@ -22,7 +22,8 @@ frontier and end ``finished`` with the work lost. The frontier carries a run mar
 Requests queued in Redis for known pages due again (revisits) are not rebuilt: they stay due
 in the crawl state and are requested by the next run. Enabled in distributed crawls with a
 store and the crawl state (``NotConfigured`` otherwise). Stats: ``newscrawl/redis/
-frontier_lost``, ``newscrawl/revisit/requeued`` (pages queued again).
+frontier_lost``, ``newscrawl/redis/frontier_not_rebuilt`` (no crawl state to rebuild from: an
+error line says so), ``newscrawl/revisit/requeued`` (pages queued again).
 """
 
 from __future__ import annotations
@@ -109,10 +110,14 @@ class FrontierRecoveryExtension:
     def frontier_lost(self, marker: str, inflight: list[str]) -> None:
         """Queue the pending pages again: those the run knows now, then the store's."""
         if self.run is None or not self.run.recording:
+            self.crawler.stats.inc_value("newscrawl/redis/frontier_not_rebuilt")
+            logger.error("The crawl state is not recorded (the store did not answer): the "
+                         "shared frontier Redis lost cannot be rebuilt; run the crawl again")
             return
         spider = self.crawler.spider
         skip = {spider.page_fp(url) for url in inflight}
-        self._queue(spider, skip)
+        queued = self._queue(spider, skip)
+        logger.warning("Queued the crawl state's %d pending page(s) again", queued)
         deferred_from_coro(self._from_store(marker, spider, skip)).addErrback(
             lambda failure: logger.error("Pending pages not read from the store: %s",
                                          failure.value))
@@ -136,6 +141,6 @@ class FrontierRecoveryExtension:
         queued = 0
         if added:
             queued = self._queue(spider, skip | known)
-        logger.info("Shared frontier rebuilt from the crawl state: %d page(s) the store holds "
-                    "that this worker did not know, %d queued", added, queued)
+        logger.info("Shared frontier rebuilt from the crawl state: %d more pending page(s) "
+                    "the store holds, %d queued", added, queued)
         await self._save(marker)

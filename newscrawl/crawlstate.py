@@ -480,9 +480,11 @@ class RunState:
         # A to-visit record of this run is written once it waited ``pending_after`` seconds
         # unvisited; one visited before is written once, visited. Known pages requested again
         # are in the store already: their pending visit is durable.
-        keep = {fp for fp in waiting
-                if fp in self.stored or now - float((self.records.get(fp) or {}).get("first_seen") or now)
-                < pending_after}
+        def young(fp: str) -> bool:
+            found = (self.records.get(fp) or {}).get("first_seen")
+            return isinstance(found, (int, float)) and now - found < pending_after
+
+        keep = {fp for fp in waiting if fp in self.stored or young(fp)}
         keep |= (self.expanding | self.awaiting_item) & self.dirty
         for parent in [p for p, kids in self.children.items() if not kids - self.stored]:
             del self.children[parent]

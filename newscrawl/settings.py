@@ -60,8 +60,6 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "extensions.store.StoreExtension": 100,
     "extensions.crawlstate.CrawlStateExtension": 110,
-    # Distributed crawls only: a shared frontier Redis lost is rebuilt from the crawl state.
-    "extensions.recovery.FrontierRecoveryExtension": 120,
     # Monitoring mode (-a watch=1); not configured otherwise.
     "extensions.watch.WatchExtension": 130,
 }

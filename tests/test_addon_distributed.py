@@ -15,6 +15,7 @@ from scrapy.utils.test import get_crawler
 from newscrawl.distributed.addon import (
     FRONTIER_EXTENSION,
     POLITENESS_MIDDLEWARE,
+    RECOVERY_EXTENSION,
     DistributedAddon,
     add_component,
 )
@@ -64,7 +65,7 @@ def test_a_distributed_crawl_gets_the_scheduler_filter_extension_and_middleware(
     assert s["SCHEDULER"] == "newscrawl.distributed.scheduler.DistributedScheduler"
     assert s["DUPEFILTER_CLASS"] == "newscrawl.distributed.dupefilter.BucketDupeFilter"
     assert s.getbool("SCHEDULER_PERSIST") is True
-    assert s.getdict("EXTENSIONS") == {FRONTIER_EXTENSION: 0}
+    assert s.getdict("EXTENSIONS") == {FRONTIER_EXTENSION: 0, RECOVERY_EXTENSION: 120}
     assert s.getdict("DOWNLOADER_MIDDLEWARES") == {POLITENESS_MIDDLEWARE: 950}
     assert s["REDIS_URL"] == "redis://r:6379/3"
 
@@ -94,7 +95,8 @@ def test_explicit_settings_win(monkeypatch):
     assert s["SCHEDULER"] == "my.Scheduler" and s.getbool("SCHEDULER_PERSIST") is False
     assert s.getdict("DOWNLOADER_MIDDLEWARES") == {POLITENESS_MIDDLEWARE: None,
                                                    "my.Middleware": 5}  # switched off stays off
-    assert s.getdict("EXTENSIONS") == {"my.Extension": 1, FRONTIER_EXTENSION: 0}
+    assert s.getdict("EXTENSIONS") == {"my.Extension": 1, FRONTIER_EXTENSION: 0,
+                                       RECOVERY_EXTENSION: 120}
     assert s.getpriority("EXTENSIONS") == s.getpriority("DOWNLOADER_MIDDLEWARES")
 
 

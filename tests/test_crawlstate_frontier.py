@@ -132,3 +132,15 @@ def test_the_middleware_holds_a_page_while_its_output_is_read_and_until_its_item
     crawler.signals.send_catch_log(signal=signals.item_scraped, item=item,
                                    response=response, spider=None)
     assert home not in state.awaiting_item
+
+
+def test_pending_records_from_the_store_are_added_once():
+    state, _ = _state()
+    known = _link(state, None, A1)
+    docs = [{"_id": known, "fp": known, "url": A1, "last_visit": None},
+            {"_id": "f00d", "fp": "f00d", "url": A2, "last_visit": None, "history": []},
+            {"_id": "beef", "fp": "beef", "url": HOME, "last_visit": NOW}]
+    assert state.add_pending(docs) == 1
+    assert state.add_pending(docs) == 0
+    assert {r["fp"] for r in state.pending_records()} == {known, "f00d"}
+    assert "f00d" in state.stored

@@ -269,3 +269,20 @@ def test_a_frontier_redis_lost_is_noticed_once_and_announced(redis_server, names
     assert len(lost) == 1 and lost[0][1] == [in_flight.url]
     assert crawler.stats.get_value("newscrawl/redis/frontier_lost") == 1
     assert sum("Redis lost the shared frontier" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_lost_frontier_nobody_can_rebuild_is_an_error(redis_server, namespace, caplog):
+    crawler = _crawler(namespace)
+
+    async def scenario():
+        scheduler = _opened(crawler)
+        try:
+            delete_namespace(redis_server, namespace)
+            assert scheduler.check_run_marker()
+        finally:
+            scheduler.close("finished")
+
+    asyncio.run(scenario())
+    assert crawler.stats.get_value("newscrawl/redis/frontier_not_rebuilt") == 1
+    assert any(r.levelname == "ERROR" and "requests it held are lost" in r.getMessage()
+               for r in caplog.records)

@@ -96,7 +96,8 @@ def test_pending_requests_are_the_pages_found_and_never_fetched_of_this_runs_ent
     pending = new_record(fp(A1), A1, now=NOW - 60, role="content",
                          request={"entry_url": HOME, "depth": 1, "referer": HOME})
     other_entry = new_record(fp("https://t.example/a/1.html"), "https://t.example/a/1.html",
-                             now=NOW - 60, role="content", request={"entry_url": "https://t.example/"})
+                             now=NOW - 60, role="content",
+                             request={"entry_url": "https://t.example/"})
     channel = new_record(fp(HOME + "politik/"), HOME + "politik/", now=NOW - 60, role="node",
                          request={"entry_url": HOME, "depth": 1})
     done = _visited(HOME + "politik/2024-10-02/done-2.html", "content", at=NOW - 60)

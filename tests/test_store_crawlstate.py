@@ -113,3 +113,14 @@ def test_shadow_run_is_invisible_until_merged(store):
     # SecantusDB and replica sets merge in one transaction
     if store.db.command("buildInfo").get("secantusVersion"):
         assert counts["atomic"] is True
+
+
+def test_pending_pages_and_the_frontier_marker(store):
+    store.write_state([record("p", last_visit=None), visited("v", 1, T0),
+                       record("e", last_visit=None, evicted=True), record("n")], [])
+    assert sorted(d["_id"] for d in store.pending_pages()) == ["n", "p"]
+    assert store.frontier_marker("news") is None
+    store.save_frontier_marker("news", "abc", at=T0)
+    store.save_frontier_marker("news", "def", at=T0)
+    store.save_frontier_marker("other", "xyz", at=T0)
+    assert store.frontier_marker("news") == "def"

@@ -17,7 +17,10 @@ distributed mode it sets:
 * the extension :class:`newscrawl.distributed.extension.FrontierExtension` (owner of the crawl's
   one frontier, found by the scheduler and the middleware) in ``EXTENSIONS``;
 * the downloader middleware :class:`newscrawl.distributed.politeness.PolitenessMiddleware` at
-  950 in ``DOWNLOADER_MIDDLEWARES``.
+  950 in ``DOWNLOADER_MIDDLEWARES``;
+* the project's extension ``extensions.recovery.FrontierRecoveryExtension`` at 120 in
+  ``EXTENSIONS`` (a frontier Redis lost is rebuilt from the crawl state; not loaded at all by
+  single-process crawls).
 
 Components are named by import path and not imported here. A component already in its
 dictionary keeps the order given there (``None`` keeps it off).
@@ -43,6 +46,10 @@ FRONTIER_EXTENSION = "newscrawl.distributed.extension.FrontierExtension"
 FRONTIER_EXTENSION_ORDER = 0
 POLITENESS_MIDDLEWARE = "newscrawl.distributed.politeness.PolitenessMiddleware"
 POLITENESS_ORDER = 950
+#: Rebuilds a shared frontier Redis lost from the crawl state; after the store (100) and the
+#: crawl-state (110) extensions of the project settings.
+RECOVERY_EXTENSION = "extensions.recovery.FrontierRecoveryExtension"
+RECOVERY_ORDER = 120
 
 
 def _import_path(component: Any) -> str:
@@ -79,6 +86,7 @@ class DistributedAddon:
         settings.set("DUPEFILTER_CLASS", DUPEFILTER, "addon")
         settings.set("SCHEDULER_PERSIST", True, "addon")
         add_component(settings, "EXTENSIONS", FRONTIER_EXTENSION, FRONTIER_EXTENSION_ORDER)
+        add_component(settings, "EXTENSIONS", RECOVERY_EXTENSION, RECOVERY_ORDER)
         add_component(settings, "DOWNLOADER_MIDDLEWARES", POLITENESS_MIDDLEWARE, POLITENESS_ORDER)
         logger.info("Distributed crawl on %s (scrapy-redis scheduler, shared frontier)",
                     settings.get("REDIS_URL") or "redis://localhost:6379 (scrapy-redis default)")

@@ -35,10 +35,10 @@ key                      type    content
 ``size``                 string  number of queued requests over all hosts
 ``seq``                  string  sequence of queue members and lease tokens
 ``deadletter``           list    queue members that could not be decoded (newest first)
-``run``                  string  the frontier's run marker: a random id set by the first worker on an
-                                 empty frontier; the store keeps the marker it last saw, so a
-                                 marker missing or changed tells a worker that Redis lost the
-                                 frontier (restarted empty, flushed)
+``run``                  string  the frontier's run marker: a random id set by the first worker
+                                 on an empty frontier; the store keeps the marker it last saw,
+                                 so a marker missing or changed tells a worker that Redis lost
+                                 the frontier (restarted empty, flushed)
 =======================  ======  ==================================================================
 
 ``<host>`` is the canonical host (:func:`newscrawl.algorithms.fingerprint.canonical_host`), so

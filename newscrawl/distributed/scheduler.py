@@ -45,7 +45,8 @@ is still not durable after a heartbeat period goes back to the frontier.
 Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis`` (as scrapy-redis), and
 ``newscrawl/redis/<event>``: ``serialize_error``, ``dead_letter``, ``acked``, ``requeued``
 (requests recovered from dead workers), ``freed_leases``, ``expired_leases``, ``errors``,
-``frontier_lost`` (Redis lost the frontier: its run marker, ``keys.RUN_KEY``, went missing);
+``frontier_lost`` (Redis lost the frontier: its run marker, ``keys.RUN_KEY``, went missing),
+``frontier_not_rebuilt`` (and no crawl state could rebuild it);
 ``newscrawl/politeness/lease_conflict`` (a pop found the host already in flight: must stay 0).
 """
 
@@ -448,11 +449,17 @@ class DistributedScheduler(Scheduler):
         self.frontier.join(new_round=False)
         self.df.cache.clear()
         self.stats.inc_value("newscrawl/redis/frontier_lost")
-        logger.warning("Redis lost the shared frontier %s (run marker %s %s): queueing the "
-                       "crawl state's pending pages again", self.frontier.namespace, held,
+        logger.warning("Redis lost the shared frontier %s (run marker %s %s): its queued "
+                       "requests are gone", self.frontier.namespace, held,
                        "missing" if current is None else f"replaced by {current}")
-        self.crawler.signals.send_catch_log(signal=FRONTIER_LOST, marker=self.frontier.run_marker,
-                                            inflight=[r.url for r in self._popped.values()])
+        rebuilt = self.crawler.signals.send_catch_log(
+            signal=FRONTIER_LOST, marker=self.frontier.run_marker,
+            inflight=[r.url for r in self._popped.values()])
+        if not rebuilt:  # nobody keeps the crawl state: say what was lost
+            self.stats.inc_value("newscrawl/redis/frontier_not_rebuilt")
+            logger.error("No crawl state to rebuild the shared frontier %s from (store or "
+                         "NEWSCRAWL_REVISIT_ENABLED off): the requests it held are lost for this "
+                         "run; run the crawl again", self.frontier.namespace)
         return True
 
     def _heartbeat(self) -> None:
