@@ -162,7 +162,7 @@ def run_rate(rate: float, minutes: float, seed: int, work: Path, warmup: float) 
         env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI")}
         env["NEWSCRAWL_DATA_DIR"] = str(work / "data")
         base = [str(REPO / ".venv" / "bin" / "scrapy"), "crawl", "news", "-a", f"start_urls={urls}",
-                "-a", "depth=1", "-s", "NEWSCRAWL_REVISIT_MIN_INTERVAL=5",
+                "-a", "depth=1", "-s", "NEWSCRAWL_REVISIT_MIN_INTERVAL=2",
                 "-s", "NEWSCRAWL_REVISIT_MAX_INTERVAL=600", "-s", "LOG_LEVEL=INFO",
                 "-s", "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS=" + ",".join(["127.0.0.1", "localhost", *HOSTS]),
                 "-s", "NEWSCRAWL_PAGERANK_ENABLED=0"]
