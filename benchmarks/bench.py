@@ -44,7 +44,6 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("crawl_throughput", ()),
     ("recrawl", ()),
     ("distributed", ()),
-    ("live_freshness", ()),
 )
 SKIPPED = 2  # exit status of a benchmark whose prerequisite is missing
 
