@@ -306,7 +306,8 @@ class RunState:
         for doc in hosts:
             host = doc.get("_id") or doc.get("host")
             if host:
-                self.hosts[str(host)] = HostPolicy.from_dict(doc)
+                if "mode" in doc:  # a learned policy (not only fields of other components)
+                    self.hosts[str(host)] = HostPolicy.from_dict(doc)
                 self._load_host_extras(str(host), doc)
         self._load_scheduler()
         self.loaded = True
@@ -560,8 +561,8 @@ class RunState:
     def drain_hosts(self) -> list[dict[str, Any]]:
         """Take the changed host documents (policy and :attr:`host_extras`) for the store
         (``_id`` = host, ``updated`` on the run clock)."""
-        docs = [{"_id": h, **self.host_extras.get(h, {}), **self.host_policy(h).to_dict(),
-                 "updated": _to_dt(self.now())}
+        docs = [{"_id": h, **self.host_extras.get(h, {}),
+                 **(self.hosts[h].to_dict() if h in self.hosts else {}), "updated": _to_dt(self.now())}
                 for h in sorted(self.hosts_dirty) if h in self.hosts or h in self.host_extras]
         self.hosts_dirty.clear()
         return docs

@@ -140,8 +140,8 @@ class NewsSpider(scrapy.Spider):
         # their stored state, then every known channel page that is due.
         state = self.crawl_state
         for url in self.entry_urls:
-            request: scrapy.Request | None = entry_request(url, self.parse_node)
-            if state is not None and request is not None:
+            request = entry_request(url, self.parse_node)
+            if state is not None:
                 request = seed_request(state, request, page_fp=self.page_fp,
                                        stats=self.crawler.stats)
             if request is not None:  # None: a known entry page that is not due

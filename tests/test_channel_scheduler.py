@@ -282,9 +282,9 @@ def test_verify_due_when_unchanged_answers_become_improbable() -> None:
     t = feed(sched, "c", per_hour=12, hours=24)
     assert not sched.verify_due("c", t + 600)  # the last visit saw the page itself
     # 304s while about 12 links/hour are expected
-    sched.observe("c", t + 300, None, changed=False)
-    assert not sched.verify_due("c", t + 360)  # 1.2 links expected: unchanged is plausible
+    sched.observe("c", t + 60, None, changed=False)
+    assert not sched.verify_due("c", t + 90)  # 0.3 links expected: unchanged is plausible
     sched.observe("c", t + 600, None, changed=False)
-    assert sched.verify_due("c", t + 3600)  # about 8 links expected since: e^-8 < 5 %
+    assert sched.verify_due("c", t + 3600)  # about 8 links expected since: e^-8 < 1/2
     sched.observe("c", t + 3600, 4, listed=20)  # the full answer resets it
     assert not sched.verify_due("c", t + 3660)

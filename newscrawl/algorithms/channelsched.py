@@ -454,7 +454,7 @@ class ChannelScheduler:
     saturation_boost: float = 2.0
     reference_interval: float = HOUR
     replan_every: float = 300.0
-    verify_below: float = 0.05
+    verify_below: float = 0.5
     channels: dict[Hashable, RateState] = field(default_factory=dict)
     groups: dict[Hashable, Hashable] = field(default_factory=dict)
     profiles: dict[Hashable, DailyProfile] = field(default_factory=dict)
@@ -627,7 +627,8 @@ class ChannelScheduler:
 
         True when the visits since the page was last seen in full all answered "unchanged"
         (``304`` / HEAD) although the links expected over that time make that improbable:
-        ``P(no new link) = e^{−E} < verify_below`` (0.05, ``E`` over the estimated rate and the
+        ``P(no new link) = e^{−E} < verify_below`` (½: the page is more likely changed than
+        not, so the unconditional GET costs little; ``E`` over the estimated rate and the
         hour-of-day profile since the last full answer). Validators that stay the same while
         the page changes (refreshed only every few hours, cached by a CDN) otherwise hide new
         articles until the list has scrolled past them; the rate estimate itself stays right,
