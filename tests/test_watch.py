@@ -2,6 +2,7 @@
 site that publishes over real time (tests/livesite.py).
 
 * a watched crawl of ~30 s stores the articles published while it runs, and logs its status line;
+* SIGTERM stops a watched crawl the way Scrapy stops any crawl, and what it fetched is stored;
 * ``kill -9`` of a watched crawl while article requests are in flight (the site holds article
   answers back), then the same command again: every article still listed on its channel is
   stored — also when its channel page no longer changes, so only the crawl state can tell.
@@ -139,3 +140,36 @@ def test_watch_kill9_and_restart_loses_no_listed_article(tmp_path):
     stored = _stored_urls(data)
     missing = [a["path"] for a in listed if base[a["host"]] + a["path"] not in stored]
     assert not missing, f"listed on their channels but lost after kill -9 and restart: {missing}"
+
+
+def test_watch_stops_gracefully_on_sigterm_and_flushes(tmp_path):
+    data = tmp_path / "data"
+    with live_site(tmp_path) as (ready, site_dir):
+        env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI")}
+        env["NEWSCRAWL_DATA_DIR"] = str(data)
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "news", *_args(ready)]
+        for key, value in {**SETTINGS, "NEWSCRAWL_REVISIT_FLUSH_INTERVAL": 600}.items():
+            cmd += ["-s", f"{key}={value}"]
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline and not any("/story-" in r["path"] for r in _requests(site_dir)):
+                time.sleep(0.5)
+            time.sleep(3)
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        fetched = {r["path"] for r in _requests(site_dir) if r["method"] == "GET"
+                   and r["status"] == 200 and "/story-" in r["path"]}
+    assert proc.returncode == 0, out[-3000:]
+    assert "'finish_reason': 'shutdown'" in out
+    stats = stats_of(out)
+    # the crawl state was written at the close, not by a periodic flush (600 s apart)
+    assert int(stats["newscrawl/crawlstate/written"]) > 0
+    stored = _stored_urls(data)
+    missing = [path for path in fetched if not any(url.endswith(path) for url in stored)]
+    assert fetched and not missing, f"fetched before SIGTERM but not stored: {missing}"
