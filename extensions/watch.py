@@ -148,13 +148,13 @@ class WatchExtension:
             self.stats.inc_value(f"{_PREFIX}/dropped_again")
             self.state.release(revisit["fp"])
 
-    def _changed(self, fp: str, record: dict[str, Any] | None) -> None:
+    def _changed(self, fp: str, record: dict[str, Any] | None, visited: bool = True) -> None:
         """A visit was recorded (or a request released): back into the heap at its due time."""
         state = self.state
         if record is None or state is None:
             return
         self.inflight.pop(fp, None)
-        if record.get("last_visit") is not None and record.get("history"):
+        if visited:
             state.scheduled.discard(fp)  # visited: it may be requested again when due
             self.log.visited(record, state.now())
             if record.get("role") not in CHANNEL_ROLES:

@@ -255,9 +255,9 @@ class RunState:
         self.budget = budget
         self.spent = 0
         self.rate = RateBudget(rate, now=self.clock.now()) if rate else None
-        #: Called with ``(fp, record)`` after every visit is recorded and every release
-        #: (:meth:`release`): the watch extension's due-time queue listens here.
-        self.listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
+        #: Called with ``(fp, record, visited)`` after every visit is recorded (``visited`` True)
+        #: and every release (:meth:`release`, False): the watch extension's due-time queue.
+        self.listeners: list[Callable[[str, dict[str, Any] | None, bool], None]] = []
         self.strikes = strikes
         self.mode = mode
         self.run_id = run_id or new_run_id(self.started)
@@ -413,7 +413,7 @@ class RunState:
             for group, profile in self.scheduler.drain_profiles().items():
                 self.set_host_field(str(group), "profile", profile)
         for listener in self.listeners:
-            listener(fp, new)
+            listener(fp, new, True)
         return new
 
     def release(self, fp: str) -> None:
@@ -421,7 +421,7 @@ class RunState:
         request rate, or dropped as a duplicate): it may be requested again; listeners are told."""
         self.scheduled.discard(fp)
         for listener in self.listeners:
-            listener(fp, self.records.get(fp))
+            listener(fp, self.records.get(fp), False)
 
     def set_fields(self, fp: str, **fields: Any) -> None:
         """Set record fields (weight, published, pagerank...) and mark the record dirty."""

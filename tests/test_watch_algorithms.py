@@ -137,7 +137,7 @@ def test_budget_middleware_puts_a_page_back_when_the_rate_has_no_token():
     state = _state()
     state.rate = RateBudget(3600.0, burst=1, now=state.now())
     heard: list[str] = []
-    state.listeners.append(lambda fp, rec: heard.append(fp))
+    state.listeners.append(lambda fp, rec, visited: heard.append((fp, visited)))
     stats = _Stats()
     mw = BudgetMiddleware(state, stats)
     first = Request("http://a.example/x.html", meta={meta.REVISIT: {"fp": "f1"}})
@@ -147,7 +147,7 @@ def test_budget_middleware_puts_a_page_back_when_the_rate_has_no_token():
     assert mw.process_request(first) is None
     with pytest.raises(IgnoreRequest, match="deferred"):
         mw.process_request(second)
-    assert "f2" not in state.scheduled and heard == ["f2"]
+    assert "f2" not in state.scheduled and heard == [("f2", False)]
     assert stats.values == {"newscrawl/budget/spent": 1, "newscrawl/budget/deferred": 1}
     # robots.txt and HEAD probes are free
     assert mw.process_request(Request("http://a.example/robots.txt",
@@ -166,9 +166,10 @@ def test_budget_still_refuses_for_good_when_spent():
 def test_observe_tells_listeners_with_the_new_record():
     state = _state(rate=None)
     got = []
-    state.listeners.append(lambda fp, rec: got.append((fp, rec["visits"], rec["due"] > state.now())))
+    state.listeners.append(lambda fp, rec, visited: got.append((fp, rec["visits"], visited)))
     state.observe("p1", "http://a.example/p1.html", role="content", status=200, how="first")
-    assert got == [("p1", 1, True)]
+    state.release("p1")
+    assert got == [("p1", 1, True), ("p1", 1, False)]
 
 
 # -- the watch extension's feeding, without a reactor ---------------------------------------------
@@ -228,7 +229,7 @@ def _watch(rate: float | None):
         entry = {**ctx, "entry_url": f"http://{site}/"}
         rec = state.ensure(fp, url, role=role, host=site, site=site, request=entry)
         rec["due"] = now - 1
-        ext._changed(fp, rec)
+        ext._changed(fp, rec, False)
     old = state.observe("oldA", "http://a.example/s1/2024/y.html", role="content", status=200,
                         how="first", host="a.example", site="a.example",
                         request={**ctx, "depth": 1})
@@ -257,6 +258,14 @@ def test_watch_feeds_what_is_due_new_articles_first_and_never_the_same_page_twic
     state.observe("chanA", "http://a.example/s1/", role="node", status=200, how="first",
                   host="a.example", site="a.example")
     assert "chanA" not in state.scheduled and "chanA" not in ext.inflight
+    # a page put back (the rate had no token) is not a visit: no second "new article"
+    assert ext.log._new == 1
+    state.release("oldA")
+    assert ext.log._new == 1 and crawler_stats(ext)["newscrawl/watch/new_articles"] == 1
+
+
+def crawler_stats(ext):
+    return ext.crawler.stats.values
 
 
 def test_watch_under_a_rate_feeds_no_more_than_the_tokens_least_served_site_first():
