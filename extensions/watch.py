@@ -47,10 +47,8 @@ from spiders.requests import in_scope, watch_request
 logger = logging.getLogger(__name__)
 
 _PREFIX = "newscrawl/watch"
-#: Longest sleep between wakes (seconds): a bound, the heap decides when to wake.
-_MAX_SLEEP = 60.0
-#: Sleep while due pages wait for a free slot or a token (seconds).
-_BACKLOG_SLEEP = 0.25
+#: Longest sleep between wakes; sleep while due pages wait for a slot or a token (seconds).
+_MAX_SLEEP, _BACKLOG_SLEEP = 60.0, 0.25
 #: Seconds between re-plans of the channel budget; article fetches counted over the last
 #: _ARTICLE_WINDOW seconds are what the rate leaves the channel pages.
 _REPLAN_EVERY = 60.0
@@ -98,6 +96,8 @@ class WatchExtension:
         watch = getattr(spider, "watch", None)
         if not is_on(watch if watch not in (None, "") else s.get("NEWSCRAWL_WATCH_ENABLED")):
             raise NotConfigured("not watching (-a watch=1 / NEWSCRAWL_WATCH_ENABLED)")
+        if "Distributed" in str(s.get("SCHEDULER")):  # each worker would feed every due page
+            raise NotConfigured("monitoring mode runs in one process; not with a shared frontier")
         until = getattr(spider, "for", None)
         duration = parse_duration(until if until not in (None, "") else s.get("NEWSCRAWL_WATCH_FOR"))
         ext = cls(crawler, duration=duration, backlog=s.getint("CONCURRENT_REQUESTS"),

@@ -278,3 +278,26 @@ def test_watch_under_a_rate_feeds_no_more_than_the_tokens_least_served_site_firs
     # the new article first (any site), then of two channel pages the least-served site's
     assert [r.url for r in engine.crawled] == ["http://a.example/s1/2024/x.html",
                                                "http://b.example/s1/"]
+
+
+def test_watch_is_off_unless_asked_and_refuses_a_shared_frontier():
+    from scrapy.exceptions import NotConfigured
+    from scrapy.settings import Settings
+
+    from extensions.watch import WatchExtension
+    from newscrawl import defaults
+
+    class _C(_Crawler):
+        def __init__(self, watch, **settings):
+            super().__init__()
+            self.settings = Settings({k: getattr(defaults, k) for k in dir(defaults)
+                                      if k.startswith("NEWSCRAWL_WATCH_")})
+            self.settings.setdict(settings)
+            self.spider = type("S", (), {"watch": watch, "for": "90s"})()
+            self.signals = type("G", (), {"connect": lambda *a, **k: None})()
+
+    with pytest.raises(NotConfigured, match="not watching"):
+        WatchExtension.from_crawler(_C(None))
+    with pytest.raises(NotConfigured, match="one process"):
+        WatchExtension.from_crawler(_C("1", SCHEDULER="newscrawl.distributed.scheduler.DistributedScheduler"))
+    assert WatchExtension.from_crawler(_C("1")).duration == 90.0
