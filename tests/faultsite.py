@@ -36,7 +36,7 @@ class FaultSite:
     """The site's pages and its request log (thread-safe)."""
 
     def __init__(self, *, channels: int = CHANNELS, per_channel: int = PER_CHANNEL,
-                 delay: float = 0.03) -> None:
+                 delay: float = 0.08) -> None:
         self.channels = channels
         self.per_channel = per_channel
         self.delay = delay
