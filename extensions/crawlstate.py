@@ -1,7 +1,7 @@
 """Extension owning the run's state: clock, budget, known pages; loaded, flushed, finished.
 
 It builds the run's :class:`newscrawl.crawlstate.RunState` from the settings and the spider
-arguments ``-a now=`` / ``-a budget=`` (over ``NEWSCRAWL_REVISIT_NOW`` / ``NEWSCRAWL_BUDGET``):
+arguments ``now``, ``budget``, ``rate`` (``NEWSCRAWL_REVISIT_NOW``, ``_BUDGET``, ``_WATCH_RATE``):
 its :class:`~newscrawl.crawlstate.RunClock` is the one clock of the run and its budget the one
 request counter, so the extension is on whenever the project lists it. The spider, the
 middlewares and the pipelines take :attr:`CrawlStateExtension.state` in ``from_crawler``.
@@ -50,7 +50,7 @@ from newscrawl import defaults
 from newscrawl.algorithms.pagerank import PageInfo, eviction_order, pagerank
 from newscrawl.algorithms.revisitplan import RevisitConfig
 from newscrawl.components import settings_kwargs
-from newscrawl.crawlstate import RunState, parse_budget, parse_now
+from newscrawl.crawlstate import RunState, parse_budget, parse_now, parse_rate
 from newscrawl.store import NewsStore, StoreError
 from spiders.requests import due_article_requests
 
@@ -110,12 +110,13 @@ class CrawlStateExtension:
         budget = getattr(spider, "budget", None)
         if budget in (None, ""):
             budget = s.get("NEWSCRAWL_BUDGET")
+        rate = getattr(spider, "rate", None) or s.get("NEWSCRAWL_WATCH_RATE")  # requests/hour
         cfg = RevisitConfig(**settings_kwargs(
             s, "NEWSCRAWL_REVISIT_", "min_interval", "max_interval", "miss_interval", "history",
-            "channel_prior"))
+            "channel_prior", "channel_rate"))
         state = RunState(cfg, now=parse_now(now), budget=parse_budget(budget),
                          strikes=s.getint("NEWSCRAWL_HEADPROBE_STRIKES"),
-                         mode=str(s.get("NEWSCRAWL_UPDATE_MODE")).lower())
+                         mode=str(s.get("NEWSCRAWL_UPDATE_MODE")).lower(), rate=parse_rate(rate))
         ext = cls(crawler, state, **settings_kwargs(
             s, "NEWSCRAWL_", "max_pages", "evict_misses",
             revisit="NEWSCRAWL_REVISIT_ENABLED", flush_size="NEWSCRAWL_REVISIT_FLUSH_SIZE",

@@ -17,8 +17,14 @@ the order it takes requests from the scheduler. (A request robots.txt then forbi
 unit.) The budget and its one counter live in the run's :class:`newscrawl.crawlstate.RunState`
 (:class:`extensions.crawlstate.CrawlStateExtension`; ``-a budget=`` over ``NEWSCRAWL_BUDGET``).
 
-Stats: ``newscrawl/budget/spent`` (requests let through while a budget is set),
-``newscrawl/budget/refused`` (requests refused).
+With a request rate (monitoring mode, ``-a rate=N`` requests per hour: the run state's
+:class:`~newscrawl.algorithms.watch.RateBudget`, a share per site) a request that finds no token
+is not lost: its page is released (:meth:`~newscrawl.crawlstate.RunState.release`) and
+:class:`extensions.watch.WatchExtension` requests it again when its site has a token.
+
+Stats: ``newscrawl/budget/spent`` (requests let through while a budget or rate is set),
+``newscrawl/budget/refused`` (requests refused: budget spent), ``newscrawl/budget/deferred``
+(requests put back for later: no token of the request rate).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from scrapy.exceptions import IgnoreRequest
 
 from extensions.crawlstate import CrawlStateExtension
 from newscrawl import meta
+from newscrawl.algorithms.urls import host_of, registered_domain
 from newscrawl.components import require_extension
 from newscrawl.crawlstate import RunState
 
@@ -50,14 +57,21 @@ class BudgetMiddleware:
         return cls(require_extension(crawler, CrawlStateExtension).state, crawler.stats)
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        if self.state.budget is None:
+        state = self.state
+        if state.budget is None and state.rate is None:
             return None
         if (request.meta.get("dont_obey_robotstxt") or request.meta.get(meta.PROBE)
                 or request.meta.get(meta.VERIFY)):
             return None
-        if self.state.spend():
+        if state.spend(registered_domain(host_of(request.url))):
             self.stats.inc_value("newscrawl/budget/spent")
             return None
+        revisit = request.meta.get(meta.REVISIT)
+        if state.rate is not None and (state.budget is None or state.spent < state.budget) \
+                and revisit and revisit.get("fp"):
+            state.release(revisit["fp"])  # asked again by the watch extension when due
+            self.stats.inc_value("newscrawl/budget/deferred")
+            raise IgnoreRequest("request rate: no token now, deferred")
         self.stats.inc_value("newscrawl/budget/refused")
         if not self._warned:
             self._warned = True

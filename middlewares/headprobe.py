@@ -132,7 +132,7 @@ class HeadProbeMiddleware:
                 or request.method != "GET" or request.meta.get(meta.REVISIT_HOW)):
             return None
         stored = Validators.from_dict(rv.get("validators"))
-        if not stored.any:
+        if not stored.any or rv.get("verify"):  # verify: the scheduler doubts "unchanged"
             return self._fingerprint(request)
         host = urlparse_cached(request).hostname or ""
         while host in self._waiters:  # the host's first HEAD is out: its answer decides
@@ -140,11 +140,14 @@ class HeadProbeMiddleware:
             self._waiters[host].append(waiter)
             await maybe_deferred_to_future(waiter)
         policy = state.host_policy(host)
-        if policy.mode == HEAD:
+        # Channel pages skip the HEAD once the host is learned (``rv["head"]`` False, from the
+        # crawl state): a conditional GET answers in one request either way.
+        skip_head = rv.get("head") is False and policy.learned
+        if policy.mode == HEAD and not skip_head:
             if await self._head(request, host, stored, state, first=not policy.learned):
                 return None  # the GET goes on, marked ``how = head``
             policy = state.host_policy(host)
-        if policy.mode == CONDITIONAL and conditional_headers(stored):
+        if policy.mode in (HEAD, CONDITIONAL) and conditional_headers(stored):
             for name, value in conditional_headers(stored).items():
                 request.headers[name] = value
             request.meta[meta.REVISIT_HOW] = HOW_CONDITIONAL

@@ -92,7 +92,7 @@ class LinkClassificationMiddleware:
         self.weights = validate_weights(
             defaults.NEWSCRAWL_NEWSRANK_WEIGHTS if weights is None else weights)
         self.floor = floor
-        self._classified: set[str] = set()
+        self._classified: dict[str, Any] = {}  # page fp -> the visit classified last
         #: gives the spider when Scrapy calls without one (its callbacks are the targets)
         self.crawler = crawler
 
@@ -130,12 +130,13 @@ class LinkClassificationMiddleware:
             yield item
             return
         fp = item.get("fp") or self.page_fp(response.url)
-        if fp in self._classified:
+        visit = response.meta.get(meta.VISIT)  # a watched crawl's later visit is a new one
+        if fp in self._classified and self._classified[fp] == visit:
             # The same page reached twice (redirects): its links are counted once.
             self._inc("skipped/duplicate_page")
             yield item
             return
-        self._classified.add(fp)
+        self._classified[fp] = visit
         try:
             root = response.selector.root
         except Exception:  # lxml refused the document: count, keep the item

@@ -12,7 +12,9 @@ text; :func:`~newscrawl.algorithms.changedetect.links_fingerprint` of the set of
 channel links of a channel page, so ads, clocks and tokens are not changes), compares it with
 the fingerprint stored for the page (request meta :data:`newscrawl.meta.REVISIT`), records the
 visit — changed or not, how that was decided (``first``, ``head``, ``conditional``,
-``fingerprint``), the validators of the answer, the new article links of a channel page — and
+``fingerprint``), the validators of the answer, the new article links of a channel page (of an
+entry page: the channel links it did not list at its last visit, kept in its record's
+``node_links``, so home pages are revisited as often as new channels appear) — and
 tells the host's policy when a HEAD or a conditional GET claimed a change the text does not show.
 An item whose page did not change is not passed on (nothing to store); an article whose text
 changed is marked so the crawl-state pipeline keeps the previous version.
@@ -173,6 +175,7 @@ class RevisitSpiderMiddleware:
         kind = adapter.get("kind")
         new_links = listed = None
         published = None
+        channels: list[str] | None = None
         if kind == "article":
             fingerprint = text_fingerprint(adapter.get("title"), adapter.get("text"))
             when = adapter.get("published")
@@ -185,6 +188,12 @@ class RevisitSpiderMiddleware:
                        for link in links if link.get("role") == "content"}
             listed = len(content)
             new_links = sum(1 for target in content if not state.is_known(target))
+            if role == "entry":  # a home page's yield: channel links it did not list before
+                channels = sorted({link.get("target_fp") or self.page_fp(link["target_url"])
+                                   for link in links if link.get("role") == "node"})
+                before = (state.get(fp) or {}).get("node_links")
+                listed = len(channels)
+                new_links = len(set(channels) - set(before if isinstance(before, list) else ()))
         known = bool(rv.get("known"))
         how = request_meta.get(meta.REVISIT_HOW) or (HOW_FINGERPRINT if known else HOW_FIRST)
         # the wall clock where an answer has no Date (a replay's run clock may lie before it)
@@ -217,6 +226,8 @@ class RevisitSpiderMiddleware:
             listed=listed, published=published, validator=V_FINGERPRINT if known else V_NONE,
         )
         state.expanding.add(fp)
+        if channels is not None:
+            state.set_fields(fp, node_links=channels)
         item_fp = adapter.get("fp")
         if item_fp and item_fp != fp:
             state.aliases[item_fp] = fp

@@ -20,8 +20,17 @@ archived version, an eviction — is read from it. It is the wall clock, or, wit
 seconds elapsed since the run started, so a test or a replay of captures taken at known times
 runs "at" those times.
 
-The request budget (``-a budget=N``, ``NEWSCRAWL_BUDGET``) is counted here once
+The request budget (``-a budget=N``, ``NEWSCRAWL_BUDGET``) and the request rate of monitoring
+mode (``-a rate=N`` requests per hour, ``NEWSCRAWL_WATCH_RATE``; a
+:class:`~newscrawl.algorithms.watch.RateBudget` with a share per site) are counted here once
 (:meth:`RunState.spend`), by the budget middleware.
+
+The run's channel scheduler (:attr:`RunState.scheduler`,
+:class:`~newscrawl.algorithms.channelsched.ChannelScheduler`) gives channel pages their due
+times: its estimates are restored from the records' ``sched`` field and the hosts' ``profile``
+field at load, the due times of known channels re-planned (:func:`replan_channels`), and every
+channel visit observed by it. Host documents keep every field they were loaded with
+(:attr:`RunState.host_extras`), so fields other components store there survive the replace.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import os
 import secrets
 import time
 from collections.abc import Iterable, Mapping
+from collections.abc import Callable
 from typing import Any, cast
 
 from newscrawl.algorithms.changedetect import HostPolicy, learn_host
@@ -43,7 +53,10 @@ from newscrawl.algorithms.revisitplan import (
     is_due,
     new_record,
     record_visit,
+    replan_channels,
+    restore_channel,
 )
+from newscrawl.algorithms.watch import RateBudget
 
 UTC = dt.timezone.utc
 #: Record fields holding times (epoch seconds in memory, datetimes in the store).
@@ -90,6 +103,27 @@ def parse_budget(value: Any) -> int | None:
     if value is None or value == "":
         return None
     return parse_whole_number(value, "budget", unit=" of requests") or None
+
+
+def parse_rate(value: Any) -> float | None:
+    """A request-rate argument (``-a rate=``, ``NEWSCRAWL_WATCH_RATE``) in requests per hour:
+    None for no cap (0, empty, None).
+
+    >>> parse_rate("600"), parse_rate(0), parse_rate("")
+    (600.0, None, None)
+
+    Raises:
+        ValueError: not a number >= 0.
+    """
+    if value is None or value == "":
+        return None
+    try:
+        rate = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"rate must be a number of requests per hour, got {value!r}") from None
+    if not math.isfinite(rate) or rate < 0:
+        raise ValueError(f"rate must be >= 0 requests per hour, got {value!r}")
+    return rate or None
 
 
 def parse_whole_number(value: Any, what: str, *, unit: str = "") -> int:
@@ -200,6 +234,7 @@ class RunState:
             ``clock`` is given.
         clock: the run clock (default: ``RunClock(now)``).
         budget: requests this run may send (None: unlimited).
+        rate: requests per hour of a watched crawl, shared fairly by the sites (None: no cap).
         strikes: evidence needed before a host's validators are distrusted.
         run_id: id of this run (staging of the shadow update mode); default from the clock.
         mode: update mode, one of :data:`UPDATE_MODES`.
@@ -210,7 +245,8 @@ class RunState:
 
     def __init__(self, cfg: RevisitConfig, *, now: float | None = None,
                  clock: RunClock | None = None, budget: int | None = None, strikes: int = 2,
-                 run_id: str | None = None, mode: str = "inplace") -> None:
+                 run_id: str | None = None, mode: str = "inplace",
+                 rate: float | None = None) -> None:
         if mode not in UPDATE_MODES:
             raise ValueError(f"NEWSCRAWL_UPDATE_MODE must be one of {UPDATE_MODES}, got {mode!r}")
         self.cfg = cfg
@@ -218,6 +254,10 @@ class RunState:
         self.started = self.clock.started
         self.budget = budget
         self.spent = 0
+        self.rate = RateBudget(rate, now=self.clock.now()) if rate else None
+        #: Called with ``(fp, record, visited)`` after every visit is recorded (``visited`` True)
+        #: and every release (:meth:`release`, False): the watch extension's due-time queue.
+        self.listeners: list[Callable[[str, dict[str, Any] | None, bool], None]] = []
         self.strikes = strikes
         self.mode = mode
         self.run_id = run_id or new_run_id(self.started)
@@ -226,6 +266,10 @@ class RunState:
         self.dirty: set[str] = set()
         self.hosts: dict[str, HostPolicy] = {}
         self.hosts_dirty: set[str] = set()
+        #: fields of the host documents besides the change-detection policy (by host)
+        self.host_extras: dict[str, dict[str, Any]] = {}
+        #: the channel scheduler (module docstring)
+        self.scheduler = cfg.channel_scheduler()
         self.scheduled: set[str] = set()  # fps requested in this run
         self.observed: set[str] = set()  # fps visited in this run
         self.new_this_run: set[str] = set()  # fps first known in this run
@@ -262,8 +306,24 @@ class RunState:
         for doc in hosts:
             host = doc.get("_id") or doc.get("host")
             if host:
-                self.hosts[str(host)] = HostPolicy.from_dict(doc)
+                if "mode" in doc:  # a learned policy (not only fields of other components)
+                    self.hosts[str(host)] = HostPolicy.from_dict(doc)
+                self._load_host_extras(str(host), doc)
+        self._load_scheduler()
         self.loaded = True
+
+    def _load_host_extras(self, host: str, doc: Mapping[str, Any]) -> None:
+        policy = set(HostPolicy().to_dict())
+        extras = {k: v for k, v in doc.items() if k not in policy and k not in ("_id", "updated")}
+        if extras:
+            self.host_extras[host] = extras
+        self.scheduler.restore_profile(host, extras.get("profile"))
+
+    def _load_scheduler(self) -> None:
+        """Channel estimates from the records, then the due times of the scheduler's plan."""
+        for rec in self.records.values():
+            restore_channel(self.scheduler, rec)
+        replan_channels(self.records.values(), self.scheduler, self.now())
 
     # -- pages ----------------------------------------------------------------------------------
 
@@ -284,11 +344,14 @@ class RunState:
         """The ``newscrawl_revisit`` request meta of a page: its fp, whether it is known, and the
         stored validators, fingerprint and visit count the downloader/spider middlewares compare
         with (the visit count numbers the verification draw,
-        :class:`newscrawl.algorithms.changedetect.Verification`)."""
+        :class:`newscrawl.algorithms.changedetect.Verification`); for a channel page also
+        ``head`` (False: no HEAD first, a conditional GET costs one request either way) and
+        ``verify``: fetch it unconditionally, a run of "unchanged" answers being improbable
+        (:meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.verify_due`)."""
         rec = self.records.get(fp)
         if rec is None or not rec.get("last_visit"):
             return {"fp": fp, "url": url, "known": False}
-        return {
+        out = {
             "fp": fp,
             "url": url,
             "known": True,
@@ -297,6 +360,12 @@ class RunState:
             "role": rec.get("role"),
             "visits": int(rec.get("visits") or 0),
         }
+        if rec.get("role") in CHANNEL_ROLES:
+            # A HEAD then a GET costs 1 + P(changed) requests where a conditional GET costs one
+            # (a 304 or the page): under the channel budget channel pages skip the HEAD.
+            out["head"] = False
+            out["verify"] = self.scheduler.verify_due(fp, self.now())
+        return out
 
     def ensure(self, fp: str, url: str, *, role: str, host: str = "", site: str = "",
                seed: bool = False, request: Mapping[str, Any] | None = None,
@@ -338,11 +407,23 @@ class RunState:
         if role and rec.get("role") != "entry":
             rec["role"] = role
         new = record_visit(rec, now=self.now(), cfg=self.cfg, status=status, how=how,
-                           changed=changed, **visit)
+                           changed=changed, scheduler=self.scheduler, **visit)
         self.records[fp] = new
         self.dirty.add(fp)
         self.observed.add(fp)
+        if self.scheduler.profiles_dirty:
+            for group, profile in self.scheduler.drain_profiles().items():
+                self.set_host_field(str(group), "profile", profile)
+        for listener in self.listeners:
+            listener(fp, new, True)
         return new
+
+    def release(self, fp: str) -> None:
+        """Forget that ``fp`` was requested in this run (a request refused for now, e.g. by the
+        request rate, or dropped as a duplicate): it may be requested again; listeners are told."""
+        self.scheduled.discard(fp)
+        for listener in self.listeners:
+            listener(fp, self.records.get(fp), False)
 
     def set_fields(self, fp: str, **fields: Any) -> None:
         """Set record fields (weight, published, pagerank...) and mark the record dirty."""
@@ -470,11 +551,21 @@ class RunState:
         self.hosts_dirty.add(host)
         return before, after
 
+    def host_field(self, host: str, name: str) -> Any:
+        """Field ``name`` of ``host``'s document (None when unset)."""
+        return self.host_extras.get(host, {}).get(name)
+
+    def set_host_field(self, host: str, name: str, value: Any) -> None:
+        """Keep ``value`` in field ``name`` of ``host``'s document (written with its policy)."""
+        self.host_extras.setdefault(host, {})[name] = value
+        self.hosts_dirty.add(host)
+
     def drain_hosts(self) -> list[dict[str, Any]]:
-        """Take the changed host policies as store documents (``_id`` = host, ``updated`` on
-        the run clock)."""
-        docs = [{"_id": h, **self.hosts[h].to_dict(), "updated": _to_dt(self.now())}
-                for h in sorted(self.hosts_dirty) if h in self.hosts]
+        """Take the changed host documents (policy and :attr:`host_extras`) for the store
+        (``_id`` = host, ``updated`` on the run clock)."""
+        docs = [{"_id": h, **self.host_extras.get(h, {}),
+                 **(self.hosts[h].to_dict() if h in self.hosts else {}), "updated": _to_dt(self.now())}
+                for h in sorted(self.hosts_dirty) if h in self.hosts or h in self.host_extras]
         self.hosts_dirty.clear()
         return docs
 
@@ -495,9 +586,12 @@ class RunState:
 
     # -- budget ---------------------------------------------------------------------------------
 
-    def spend(self) -> bool:
-        """Count one request against the budget; False (and nothing counted) when exhausted."""
+    def spend(self, site: str = "") -> bool:
+        """Count one request (of registered domain ``site``) against the budget and the request
+        rate; False (and nothing counted) when either is exhausted for now."""
         if self.budget is not None and self.spent >= self.budget:
+            return False
+        if self.rate is not None and not self.rate.try_spend(site, self.now()):
             return False
         self.spent += 1
         return True

@@ -193,10 +193,18 @@ NEWSCRAWL_REVISIT_MISS_INTERVAL = 86400.0
 NEWSCRAWL_REVISIT_HISTORY = 50
 #: New articles expected from a visit of a channel page with no yield history yet (articles).
 NEWSCRAWL_REVISIT_CHANNEL_PRIOR = 1.0
+#: Channel-page visits per hour the channel scheduler splits over all channels, ∝ √(rate of new
+#: links) (visits/hour; newscrawl/algorithms/channelsched.py). 0 = no budget: a channel
+#: publishing one link per hour is visited hourly, one publishing 4× as much twice as often.
+NEWSCRAWL_REVISIT_CHANNEL_RATE = 0.0
 #: The run clock, read for every time a run records (visits, ``fetched_at``, ``first_seen``,
 #: versions, evictions): empty = wall clock; ISO 8601 / epoch seconds = run "at" that time (plus
 #: the seconds elapsed), for tests and replays of dated captures. Spider argument ``-a now=``.
 NEWSCRAWL_REVISIT_NOW = ""
+#: Longest reuse of a host's robots.txt kept in the crawl state (seconds; RFC 9309 §2.4: 24 h);
+#: shorter when its Cache-Control max-age / Expires says so; 0 = fetched once per run, as Scrapy
+#: does (middlewares/robotscache.py).
+NEWSCRAWL_ROBOTSCACHE_MAX_AGE = 86400.0
 #: Requests one run may send (HEAD probes included, robots.txt not); 0 = unlimited.
 #: Spider argument ``-a budget=N``.
 NEWSCRAWL_BUDGET = 0
@@ -233,6 +241,23 @@ NEWSCRAWL_MAX_PAGES = 0
 NEWSCRAWL_EVICT_MISSES = 3
 #: Keep the previous version of an article whose text changed, with a diff summary.
 NEWSCRAWL_VERSIONS_ENABLED = True
+
+# --- monitoring mode (extensions/watch.py; DESIGN §7) -----------------------------------------
+#: Keep the crawl running after the first sweep: channel pages again when due, new article
+#: links at once, known articles on their correction schedule. Spider arg ``-a watch=1``.
+NEWSCRAWL_WATCH_ENABLED = False
+#: Stop a watched crawl after this long: ``90s``, ``10m``, ``1h``, ``2d`` or seconds; empty or
+#: 0 = until SIGINT/SIGTERM. Spider arg ``-a for=``.
+NEWSCRAWL_WATCH_FOR = ""
+#: Requests per hour for the whole crawl (a token bucket with a share per site; HEAD probes and
+#: robots.txt not counted); 0 = no cap. Spider arg ``-a rate=N``.
+NEWSCRAWL_WATCH_RATE = 0
+#: Seconds between the status lines (new articles, requests, rate use, publication→capture
+#: delay of the last hour).
+NEWSCRAWL_WATCH_LOG_INTERVAL = 60.0
+#: A page requested this long ago and still not visited (its request was lost on the way:
+#: robots.txt, a duplicate filter) may be requested again (seconds).
+NEWSCRAWL_WATCH_STALE_AFTER = 300.0
 
 # --- collection names ------------------------------------------------------------------------
 ARTICLES_COLLECTION = "articles"

@@ -67,6 +67,9 @@ PROBE = "newscrawl_probe"
 #: str: a verification GET of a page a HEAD or a 304 said unchanged; the value names the
 #: validator that said so (``etag``, ``last-modified``).
 VERIFY = "newscrawl_verify"
+#: float: run-clock time a watched crawl asked for this page again (monitoring mode): a later
+#: visit of a page whose links were classified earlier in the run, not the same page twice.
+VISIT = "newscrawl_visit"
 
 # --- distributed crawling (newscrawl/distributed) ----------------------------------------------
 #: ``[host, token]``: the host lease a request of the shared frontier holds until it is sent.
@@ -76,7 +79,7 @@ SENT_AT = "newscrawl_sent_at"
 
 #: Every key above (a key outside this tuple is a typo).
 ALL_KEYS = (ENTRY_URL, START_URL, DEPTH, LINK_CLASS, FEATURES, PARENT_WEIGHT, WEIGHT, REFERER,
-            ROLE, FRAME_DEPTH, REVISIT, REVISIT_HOW, REVISIT_HEAD, PROBE, VERIFY, LEASE,
+            ROLE, FRAME_DEPTH, REVISIT, REVISIT_HOW, REVISIT_HEAD, PROBE, VERIFY, VISIT, LEASE,
             SENT_AT)
 
 #: Context field → meta key (the eight facts of :class:`PageContext`).

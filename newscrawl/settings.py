@@ -46,9 +46,10 @@ DOWNLOADER_MIDDLEWARES = {
     "middlewares.redirect.CountedMetaRefreshMiddleware": 580,
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
     "middlewares.redirect.CountedRedirectMiddleware": 600,
-    # robots.txt read with its status code (RFC 9309: 4xx allow all, 5xx disallow all).
+    # robots.txt read with its status code (RFC 9309: 4xx allow all, 5xx disallow all) and
+    # kept in the crawl state for its max-age.
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "middlewares.robots.RobotsStatusMiddleware": 100,
+    "middlewares.robotscache.CachedRobotsTxtMiddleware": 100,
     # No request to private addresses: after HttpProxy (750, sets meta["proxy"]), last before
     # the download handler connects.
     "middlewares.destination.DestinationMiddleware": 760,
@@ -72,8 +73,10 @@ EXTENSIONS = {
     "extensions.crawlstate.CrawlStateExtension": 110,
     # Per-host politeness in one process: Crawl-delay, Retry-After (off when distributed).
     "extensions.politeness.HostPolitenessExtension": 120,
+    # Monitoring mode (-a watch=1); not configured otherwise.
+    "extensions.watch.WatchExtension": 130,
     # The run summary and the exit status (the crawl command below makes it the process's).
-    "extensions.outcome.OutcomeExtension": 130,
+    "extensions.outcome.OutcomeExtension": 140,
 }
 # `scrapy crawl` exits non-zero when the run failed (newscrawl/outcome.py) and says why in one
 # line, also when it cannot start (bad argument, setting or seeds): newscrawl/commands/crawl.py.

@@ -179,11 +179,14 @@ class NewsSpider(scrapy.Spider):
             try:
                 request = entry_request(url, self.parse_node)
                 if state is not None:
-                    request = seed_request(state, request, page_fp=self.page_fp)
+                    request = seed_request(state, request, page_fp=self.page_fp,
+                                           stats=self.crawler.stats)
             except Exception as exc:  # noqa: BLE001 - any cause: skip this entry, keep the rest
                 skip = SkippedEntry("entries", n, url, "bad_url")
                 logger.warning("Skipping %s (%s)", skip.describe(), exc)
                 self._count_skip(skip)
+                continue
+            if request is None:  # a known entry page that is not due
                 continue
             requested += 1
             self.crawler.stats.set_value("newscrawl/seeds/requested", requested)

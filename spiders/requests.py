@@ -5,7 +5,9 @@
 * :func:`due_channel_requests` — known channel pages that are due, at the start of a re-run;
 * :func:`pending_requests` — pages found and never fetched, when a shared frontier was lost;
 * :func:`due_article_requests` — due re-checks of known articles, once discovery is done
-  (released by :class:`extensions.crawlstate.CrawlStateExtension` at the first idle).
+  (released by :class:`extensions.crawlstate.CrawlStateExtension` at the first idle);
+* :func:`watch_request` — one known page due again in monitoring mode
+  (:class:`extensions.watch.WatchExtension`).
 
 Known pages are requested in due order (due time, then PageRank, then NewsPageRank weight;
 :func:`newscrawl.algorithms.revisitplan.due_order`) and as they were found
@@ -47,21 +49,27 @@ def entry_request(url: str, callback: Callable[..., Any]) -> scrapy.Request:
 
 
 def seed_request(state: RunState, request: scrapy.Request, *,
-                 page_fp: Callable[[str], str]) -> scrapy.Request:
+                 page_fp: Callable[[str], str], stats: Any = None) -> scrapy.Request | None:
     """An entry request with its page state (HEAD first when the entry page is known); the
-    entry is recorded as a seed and as requested in this run."""
+    entry is recorded as a seed and as requested in this run. None (stat
+    ``newscrawl/revisit/entry_not_due``) for a known entry page that is not due: the channel
+    scheduler revisits home pages as often as new channel links appear on them."""
     fp = page_fp(request.url)
     host = host_of(request.url)
     ctx = PageContext.from_meta(request.meta)
-    state.ensure(fp, request.url, role="entry", host=host, site=registered_domain(host),
-                 seed=True, request=ctx.to_record(), weight=ctx.weight)
+    rec = state.ensure(fp, request.url, role="entry", host=host, site=registered_domain(host),
+                       seed=True, request=ctx.to_record(), weight=ctx.weight)
+    if rec.get("last_visit") is not None and not state.is_due(fp):
+        if stats is not None:
+            stats.inc_value(f"{_PREFIX}/entry_not_due")
+        return None
     state.scheduled.add(fp)
     request.meta[meta.REVISIT] = state.revisit_meta(fp, request.url)
     return request
 
 
 def _request_for(state: RunState, record: dict[str, Any], spider: Any,
-                 priority: int) -> scrapy.Request:
+                 priority: int, dont_filter: bool = False) -> scrapy.Request:
     url = record["url"]
     role = record.get("role") or "content"
     request_meta: dict[str, Any] = {
@@ -74,7 +82,28 @@ def _request_for(state: RunState, record: dict[str, Any], spider: Any,
     # Not dont_filter: the duplicate filter is per run here and per round in distributed crawls
     # (newscrawl/distributed/scheduler.py), so it lets a revisit through once and keeps several
     # workers from scheduling the same due page.
-    return scrapy.Request(url, callback=callback, priority=priority, meta=request_meta)
+    return scrapy.Request(url, callback=callback, priority=priority, meta=request_meta,
+                          dont_filter=dont_filter)
+
+
+def in_scope(record: dict[str, Any], spider: Any) -> bool:
+    """Is a known page part of this run: reached from one of its entries, within its depth?"""
+    return _in_scope(record, spider)
+
+
+def watch_request(state: RunState, record: dict[str, Any], spider: Any) -> scrapy.Request:
+    """The request of a known page due again in a watched crawl: an article never fetched
+    (a new link put back for later) before channel pages, re-checks of known articles last;
+    ``dont_filter`` (the page was requested before in this long run)."""
+    if record.get("role") in CHANNEL_ROLES:
+        priority = SEED_PRIORITY // 2
+    elif not record.get("last_visit"):
+        priority = new_article_priority(record.get("weight"))
+    else:
+        priority = RECHECK_PRIORITY
+    request = _request_for(state, record, spider, priority, dont_filter=True)
+    request.meta[meta.VISIT] = state.now()
+    return request
 
 
 #: Entry URLs repeat over every record of a site: canonicalised once each.

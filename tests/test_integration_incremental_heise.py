@@ -88,8 +88,8 @@ def test_later_runs_fetch_no_unchanged_body_twice(heise_runs):
         new = _n(stats, "newscrawl/revisit/new")
         robots = _n(stats, "robotstxt/request_count")
         # the replay serves the entry pages with a Content-Length but no ETag nor Last-Modified:
-        # no validator (a length cannot prove "unchanged"), so no HEAD: two plain GETs, both
-        # changed by their link set; then the new links only
+        # no validator (a length cannot prove "unchanged"), so no HEAD and no conditional GET:
+        # two plain GETs, both changed by their link set; then the new links only
         assert _n(stats, "newscrawl/headprobe/head") == 0, number
         assert _n(stats, "newscrawl/headprobe/fingerprint") == 2, number
         assert _n(stats, "newscrawl/revisit/changed/fingerprint") == 2, number

@@ -151,3 +151,26 @@ def test_http_cache_is_refused_at_start():
     crawler = component_crawler({"HTTPCACHE_ENABLED": True})
     with pytest.raises(ValueError, match="HTTPCACHE_ENABLED=True cannot be combined"):
         RevisitSpiderMiddleware.from_crawler(crawler)
+
+
+def test_an_entry_pages_yield_is_the_channel_links_new_since_its_last_visit():
+    """Home pages are scheduled by the channels they add, not by the articles they tease."""
+    politik, sport, kultur = (HOME + p for p in ("politik/", "sport/", "kultur/"))
+    mw, state, _ = _setup()
+    first = NodeItem(kind="node", fp=fp(HOME), url=HOME, role="entry", links=[
+        {"target_url": u, "target_fp": fp(u), "role": "node"} for u in (politik, sport)] + [
+        {"target_url": A1, "target_fp": fp(A1), "role": "content"}])
+    request_meta = {meta.ROLE: "entry", meta.REVISIT: state.revisit_meta(fp(HOME), HOME)}
+    _out(mw, _response(HOME, request_meta), [first])
+    rec = state.get(fp(HOME))
+    assert rec["node_links"] == sorted([fp(politik), fp(sport)]) and rec["listed"] == 2
+    # next visit: one new channel and a new article; the yield is the channel
+    second = NodeItem(kind="node", fp=fp(HOME), url=HOME, role="entry", links=[
+        {"target_url": u, "target_fp": fp(u), "role": "node"} for u in (politik, sport, kultur)] + [
+        {"target_url": u, "target_fp": fp(u), "role": "content"} for u in (A1, A2)])
+    state.clock = type(state.clock)(NOW + 3600)
+    request_meta = {meta.ROLE: "entry", meta.REVISIT: state.revisit_meta(fp(HOME), HOME)}
+    _out(mw, _response(HOME, request_meta), [second])
+    rec = state.get(fp(HOME))
+    assert rec["history"][-1]["new_links"] == 1 and rec["listed"] == 3
+    assert rec["estimator"] == "channel_scheduler" and rec["sched"]["visits"] == 2

@@ -31,11 +31,11 @@ What is here
 * :class:`CorrectionDecay` — article pages: re-checks at ``first × factor^k`` after publication
   (or after the last correction seen), then the maximum interval.
 
-The crawler schedules channel pages with the per-page choice of :func:`choose_estimator` over
-their new-article yield and article pages with :class:`CorrectionDecay`
-(:mod:`newscrawl.algorithms.revisitplan`). A budget-aware
-channel scheduler (visits ∝ √rate of new links, learned daily profiles) exists as a candidate in
-``benchmarks/_channel_scheduler.py``; it is not on the crawl path.
+The crawler schedules channel pages with the budget-aware channel scheduler
+(:mod:`newscrawl.algorithms.channelsched`: visits ∝ √rate of new links, learned daily
+profiles) and article pages with :class:`CorrectionDecay`
+(:mod:`newscrawl.algorithms.revisitplan`); the seed-000 estimators above remain the per-page
+choice of :func:`choose_estimator` where no scheduler is given.
 """
 
 from __future__ import annotations

@@ -23,6 +23,10 @@ datetimes; here every time is float seconds since the epoch, UTC). Fields:
 ``history``         the last ``history`` visits: ``{t, changed, how, status, new_links}``
 ``interval``        current revisit interval (seconds)
 ``estimator``       the estimator chosen for the page, and ``estimator_reason`` why
+``sched``           channel pages: the channel scheduler's estimate of the page
+                    (:meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.export`; times
+                    in it are epoch seconds in the store too)
+``rate``            channel pages: estimated new links per hour at the last visit
 ``due``             when the page is due next (the *to-visit* set is ``due <= now``)
 ``pagerank``        PageRank (:mod:`newscrawl.algorithms.pagerank`), None until computed
 ``weight``          NewsPageRank weight of the page (seed 004)
@@ -32,12 +36,16 @@ datetimes; here every time is float seconds since the epoch, UTC). Fields:
                     taken for a new one)
 =================== ==========================================================================
 
-Estimators come from :mod:`newscrawl.algorithms.revisit`: channel pages (entry and node) get the
-per-page choice of :func:`~newscrawl.algorithms.revisit.choose_estimator` over visits where
-"changed" means *new article links appeared* (seed 000's predictors, judged by new-article
-yield); article pages get :class:`~newscrawl.algorithms.revisit.CorrectionDecay` (re-checks
-soon after publication, then rarely). Failed visits back off exponentially from
-``miss_interval``.
+Channel pages (entry and node) are scheduled by the run's
+:class:`~newscrawl.algorithms.channelsched.ChannelScheduler` (``scheduler=`` of
+:func:`record_visit`: visits ∝ √ rate of new links within the channel budget, hour-of-day
+profile per host; entry pages count new *channel* links, node pages new article links);
+:func:`replan_channels` moves the due times of every visited channel to the scheduler's plan
+at the start of a re-run. Without a scheduler they get the per-page choice of
+:func:`~newscrawl.algorithms.revisit.choose_estimator` over visits where "changed" means *new
+article links appeared* (seed 000's predictors). Article pages get
+:class:`~newscrawl.algorithms.revisit.CorrectionDecay` (re-checks soon after publication, then
+rarely). Failed visits back off exponentially from ``miss_interval``.
 
 Priorities for a request budget (Scrapy pops the highest first): seeds first, then the value of
 a request in expected *new articles*: a due channel page is worth the new links it is expected
@@ -53,6 +61,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from newscrawl.algorithms.channelsched import ChannelScheduler
 from newscrawl.algorithms.revisit import (
     ESTIMATORS,
     HOW_FIRST,
@@ -74,6 +83,8 @@ __all__ = [
     "new_record",
     "observations",
     "record_visit",
+    "replan_channels",
+    "restore_channel",
     "schedule",
     "yield_priority",
 ]
@@ -98,6 +109,8 @@ class RevisitConfig:
         miss_interval: interval after the first failed visit, doubled per further miss (s).
         history: visits kept per record (the estimators read at most this many).
         channel_prior: new articles expected from a channel page with no yield history.
+        channel_rate: channel-page visits per hour the channel scheduler splits (0: no budget,
+            visits ∝ √rate at one visit per hour for one new link per hour).
     """
 
     min_interval: float = 600.0
@@ -105,6 +118,7 @@ class RevisitConfig:
     miss_interval: float = 86400.0
     history: int = 50
     channel_prior: float = 1.0
+    channel_rate: float = 0.0
 
     def __post_init__(self) -> None:
         if not (0 < self.min_interval <= self.max_interval) or not math.isfinite(self.max_interval):
@@ -114,6 +128,13 @@ class RevisitConfig:
             )
         if self.miss_interval <= 0 or self.history < 2:
             raise ValueError("miss_interval must be > 0 and history >= 2")
+        if not (self.channel_rate >= 0 and math.isfinite(self.channel_rate)):
+            raise ValueError(f"channel_rate must be a finite number >= 0, got {self.channel_rate}")
+
+    def channel_scheduler(self) -> ChannelScheduler:
+        """A channel scheduler with these bounds and channel budget."""
+        return ChannelScheduler(budget_per_hour=self.channel_rate, min_interval=self.min_interval,
+                                max_interval=self.max_interval)
 
 
 def new_record(
@@ -179,11 +200,13 @@ def observations(record: Mapping[str, Any]) -> list[Observation]:
     return out
 
 
-def schedule(record: Mapping[str, Any], now: float, cfg: RevisitConfig) -> tuple[float, float, str, str]:
+def schedule(record: Mapping[str, Any], now: float, cfg: RevisitConfig,
+             scheduler: ChannelScheduler | None = None) -> tuple[float, float, str, str]:
     """``(interval, due, estimator, reason)`` for a record just visited at ``now``.
 
     Failed visits: ``miss_interval · 2^(misses − 1)``. Articles: correction decay after
-    ``published`` (or the first visit). Channels: the estimator chosen from the page's history.
+    ``published`` (or the first visit). Channels: the interval of ``scheduler`` (which must
+    have observed the visit already), else the estimator chosen from the page's history.
     Intervals are clamped to ``[min_interval, max_interval]``; ``due = now + interval``.
     """
     lo, hi = cfg.min_interval, cfg.max_interval
@@ -193,6 +216,9 @@ def schedule(record: Mapping[str, Any], now: float, cfg: RevisitConfig) -> tuple
                                   min_interval=lo, max_interval=hi)
         reason = f"{misses} consecutive failed visit(s) (last status {record.get('status')}): back-off"
         return interval, now + interval, "miss_backoff", reason
+    if scheduler is not None and record.get("role") in CHANNEL_ROLES:
+        interval = clamp_interval(scheduler.interval(record["fp"], now), min_interval=lo, max_interval=hi)
+        return interval, now + interval, SCHEDULER_ESTIMATOR, _scheduler_reason(record, scheduler, now)
     obs = observations(record)
     if record.get("role") in CHANNEL_ROLES:
         name, reason = choose_estimator(obs)
@@ -209,6 +235,18 @@ def schedule(record: Mapping[str, Any], now: float, cfg: RevisitConfig) -> tuple
     return interval, now + interval, decay.name, reason
 
 
+#: ``estimator`` of channel records scheduled by the channel scheduler.
+SCHEDULER_ESTIMATOR: Final = "channel_scheduler"
+
+
+def _scheduler_reason(record: Mapping[str, Any], scheduler: ChannelScheduler, now: float) -> str:
+    budget = (f"a share of {scheduler.budget_per_hour:g} channel visits/h"
+              if scheduler.budget_per_hour > 0 else "no channel budget")
+    what = "new channel links" if record.get("role") == "entry" else "new article links"
+    return (f"channel scheduler: {scheduler.rate(record['fp'], now) * 3600:.3g} {what}/h "
+            f"estimated (this hour of the host's daily profile), visits ∝ √rate, {budget}")
+
+
 def record_visit(
     record: Mapping[str, Any],
     *,
@@ -223,8 +261,12 @@ def record_visit(
     listed: int | None = None,
     published: float | None = None,
     validator: str | None = None,
+    scheduler: ChannelScheduler | None = None,
 ) -> dict[str, Any]:
     """The record after one visit at ``now`` (a new dict; ``record`` is not changed).
+
+    With a ``scheduler``, a successful visit of a channel page is also observed by it (its
+    estimate changes) and the page's interval, due time, ``sched`` and ``rate`` come from it.
 
     Args:
         status: HTTP status the visit ended with (304 for a conditional "not modified"; 0 for
@@ -238,6 +280,7 @@ def record_visit(
         validator: what decided ``changed`` (``etag``, ``last-modified``, ``fingerprint``,
             ``none``; :mod:`newscrawl.algorithms.changedetect`), kept in the history entry and
             as the record's ``validator``.
+        scheduler: the run's channel scheduler (None: per-page estimators for channels).
     """
     rec = dict(record)
     failed = status == 0 or status >= 400
@@ -265,7 +308,14 @@ def record_visit(
         rec["published"] = float(published)
     if changed and not failed:
         rec["last_changed"] = now
-    interval, due, name, reason = schedule(rec, now, cfg)
+    use = scheduler if scheduler is not None and rec.get("role") in CHANNEL_ROLES else None
+    if use is not None and not failed:
+        use.observe(rec["fp"], now, new_links, listed=listed, changed=changed,
+                    group=rec.get("host") or None)
+    interval, due, name, reason = schedule(rec, now, cfg, use)
+    if use is not None:
+        rec["sched"] = use.export(rec["fp"])
+        rec["rate"] = use.rate(rec["fp"], now) * 3600.0
     rec.update(interval=interval, due=due, estimator=name, estimator_reason=reason)
     return rec
 
@@ -347,3 +397,42 @@ def due_order(records: Iterable[Mapping[str, Any]], now: float) -> list[Mapping[
         )
 
     return sorted((r for r in records if is_due(r, now)), key=key)
+
+
+def restore_channel(scheduler: ChannelScheduler, record: Mapping[str, Any]) -> bool:
+    """Give ``scheduler`` the estimate of channel record ``record`` (its ``sched`` field); a
+    record stored before it had one is replayed from its visit history. False for records that
+    are not channel pages or carry nothing to learn from."""
+    if record.get("role") not in CHANNEL_ROLES or not record.get("fp"):
+        return False
+    fp, group = record["fp"], record.get("host") or None
+    if scheduler.restore(fp, record.get("sched"), group=group):
+        return True
+    history = observations(record)
+    if not history:
+        return False
+    for obs in history:
+        scheduler.observe_visit(fp, obs, group=group)
+    return True
+
+
+def replan_channels(records: Iterable[dict[str, Any]], scheduler: ChannelScheduler,
+                    now: float) -> int:
+    """Move the due times of the visited channel records to ``scheduler``'s plan at ``now``
+    (``due = last visit + interval``, the start of a re-run); records backing off after failed
+    visits keep theirs. The records are updated in place (``interval``, ``due``,
+    ``estimator``); returns how many due times moved."""
+    channels = [r for r in records if r.get("role") in CHANNEL_ROLES and not r.get("evicted")
+                and isinstance(r.get("last_visit"), (int, float)) and not r.get("misses")
+                and r.get("fp") in scheduler.channels]
+    if not channels:
+        return 0
+    plan = scheduler.plan(now, keys=[r["fp"] for r in channels])
+    moved = 0
+    for rec in channels:
+        interval = plan[rec["fp"]]
+        due = float(rec["last_visit"]) + interval
+        if rec.get("due") != due:
+            moved += 1
+        rec.update(interval=interval, due=due, estimator=SCHEDULER_ESTIMATOR)
+    return moved
