@@ -47,7 +47,7 @@ from scrapy.utils.defer import deferred_from_coro
 
 from extensions.store import StoreExtension, wait_for
 from newscrawl import defaults
-from newscrawl.algorithms.pagerank import PageInfo, eviction_order, pagerank
+from newscrawl.algorithms.pagerank import pagerank
 from newscrawl.algorithms.revisitplan import RevisitConfig
 from newscrawl.components import settings_kwargs
 from newscrawl.crawlstate import RunState, parse_budget, parse_now, parse_rate
@@ -272,33 +272,17 @@ class CrawlStateExtension:
     def _pagerank(self, store: NewsStore) -> None:
         """PageRank over the stored link graph; the ranks that changed are written (writer
         thread, after the crawl: nothing else touches the records now)."""
-        records = self.state.records
-        ranks = pagerank(store.link_edges(), nodes=records.keys(), damping=self.damping)
-        changed = {}
-        for fp, value in ranks.items():
-            rec = records.get(fp)
-            if rec is None:
-                continue
-            old = rec.get("pagerank")
-            if not isinstance(old, (int, float)) or abs(value - old) > 1e-6 * max(1.0, abs(old)):
-                changed[fp] = value
-                rec["pagerank"] = value
-        updated = store.update_pagerank(changed)
+        ranks = pagerank(store.link_edges(), nodes=self.state.records.keys(), damping=self.damping)
+        updated = store.update_pagerank(self.state.apply_pagerank(ranks))
         self.stats.set_value("newscrawl/pagerank/pages", len(ranks))
         self.stats.set_value("newscrawl/pagerank/updated", updated)
 
     def _evict(self, store: NewsStore) -> None:
         """Evict the lowest-ranked pages beyond ``max_pages`` (writer thread)."""
-        pages = {fp: PageInfo(pagerank=rec.get("pagerank"), misses=int(rec.get("misses") or 0),
-                              protected=bool(rec.get("seed")))
-                 for fp, rec in self.state.records.items()
-                 if rec.get("last_visit") and not rec.get("evicted")}
-        victims = eviction_order(pages, self.max_pages, miss_limit=self.evict_misses)
+        victims = self.state.eviction_victims(self.max_pages, self.evict_misses)
         if not victims:
             return
         deleted = store.evict(victims, at=self.state.clock.utcnow())
-        for fp in victims:
-            self.state.records[fp]["evicted"] = True
         self.stats.set_value("newscrawl/crawlstate/evicted", len(victims))
         logger.info("Evicted %d page(s) (%d bodies) to keep NEWSCRAWL_MAX_PAGES=%d",
                     len(victims), deleted, self.max_pages)

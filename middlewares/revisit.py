@@ -23,7 +23,7 @@ For every request the link classification yields it decides: a URL never seen is
 on (with a to-visit record); a known page that is not due is dropped
 (``newscrawl/revisit/not_due``); a due one goes on with its state in meta. With a request budget
 (``-a budget=N``) requests are re-prioritised by the new articles they are expected to bring
-(:mod:`newscrawl.algorithms.revisitplan`). The requests of re-runs (seeds, due pages) are built
+(:func:`spiders.requests.budget_priority`). The requests of re-runs (seeds, due pages) are built
 beside the spider, in :mod:`spiders.requests`.
 
 Stats: ``newscrawl/revisit/<first|failed>``, ``newscrawl/revisit/changed/<how>`` (the GET came
@@ -40,8 +40,7 @@ validators said not: logged, and the host's validators are distrusted). Every 20
 host until it shows a validator tells the host's policy whether it had one (``ETag`` or valid
 ``Last-Modified``): a host that sends none is learned as a ``fingerprint`` host.
 
-Scrapy's HTTP cache (``HTTPCACHE_ENABLED``) is refused at start: its middleware answers a 304 of
-a revalidation with the cached 200, so a re-crawl would see false changes and stale bodies.
+Scrapy's HTTP cache is refused at start (:func:`newscrawl.settingscheck.check_combinations`).
 """
 
 from __future__ import annotations
@@ -61,20 +60,19 @@ from newscrawl.algorithms.changedetect import (
     V_FINGERPRINT,
     V_NONE,
     Validators,
+    answer_events,
     links_fingerprint,
     text_fingerprint,
     validator_event,
-    validators_agree,
     verify_outcome,
 )
 from newscrawl.algorithms.revisit import HOW_FINGERPRINT, HOW_FIRST
-from newscrawl.algorithms.revisitplan import new_article_priority, yield_priority
 from newscrawl.algorithms.urls import host_of, registered_domain
 from newscrawl.components import require_enabled, require_extension
 from newscrawl.crawlstate import RunState
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.meta import PageContext
-from spiders.requests import RECHECK_PRIORITY
+from spiders.requests import budget_priority
 
 logger = logging.getLogger(__name__)
 
@@ -98,12 +96,6 @@ class RevisitSpiderMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> RevisitSpiderMiddleware:
         require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED")
-        if crawler.settings.getbool("HTTPCACHE_ENABLED"):
-            message = ("HTTPCACHE_ENABLED=True cannot be combined with incremental re-crawls: "
-                       "the HTTP cache hides revalidation answers (304) behind cached pages; "
-                       "set HTTPCACHE_ENABLED=False or NEWSCRAWL_REVISIT_ENABLED=False")
-            logger.error(message)
-            raise ValueError(message)
         run = require_extension(crawler, CrawlStateExtension)
         middleware = cls(run.state, crawler.stats, page_fp=page_fingerprint(crawler))
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
@@ -209,7 +201,10 @@ class RevisitSpiderMiddleware:
                 self._verified(host, url, changed, rv, validators, state)
                 self._inc(f"{'changed' if changed else 'unchanged'}/verified")
             else:
-                self._teach_host(host, how, changed, request_meta, validators, state)
+                head = request_meta.get(meta.REVISIT_HEAD)
+                for event in answer_events(how, changed, head and Validators.from_dict(head),
+                                           validators):
+                    self._learn(host, event, state)
                 if not changed:
                     if how != HOW_FINGERPRINT:  # a HEAD / conditional GET claimed a change
                         self._inc(f"false_change/{how}")
@@ -238,19 +233,6 @@ class RevisitSpiderMiddleware:
         if known and kind == "article" and rv.get("fingerprint"):
             state.changed_articles[item_fp or fp] = rv.get("fingerprint")
         return item
-
-    def _teach_host(self, host: str, how: str, changed: bool, request_meta, validators: Validators,
-                    state: RunState) -> None:
-        events = []
-        head = request_meta.get(meta.REVISIT_HEAD)
-        if head is not None and not validators_agree(Validators.from_dict(head), validators):
-            events.append("disagree")
-        if how == "head":
-            events.append("true_change" if changed else "false_change_head")
-        elif how == "conditional":
-            events.append("true_change" if changed else "false_change_conditional")
-        for event in events:
-            self._learn(host, event, state)
 
     def _learn(self, host: str, event: str, state: RunState) -> None:
         before, after = state.learn(host, event)
@@ -304,7 +286,7 @@ class RevisitSpiderMiddleware:
             request.meta[meta.REVISIT] = state.revisit_meta(fp, request.url)
             state.scheduled.add(fp)
             self._inc("due_linked")
-            return self._prioritised(request, state, record)
+            return budget_priority(request, state, record)
         if fp in state.scheduled:
             self._inc("already_scheduled")
             return None
@@ -315,18 +297,4 @@ class RevisitSpiderMiddleware:
         state.scheduled.add(fp)
         request.meta[meta.REVISIT] = state.revisit_meta(fp, request.url)
         self._inc("new")
-        return self._prioritised(request, state, None)
-
-    @staticmethod
-    def _prioritised(request: scrapy.Request, state: RunState, record) -> scrapy.Request:
-        """Under a budget: priority = expected new articles (module docstring)."""
-        if state.budget is None:
-            return request
-        if request.meta.get(meta.ROLE) == "content":
-            priority = new_article_priority(request.meta.get(meta.WEIGHT))
-            if record is not None:  # a known article due for a re-check: no new article
-                priority = RECHECK_PRIORITY
-        else:
-            priority = yield_priority(state.expected_yield(record) if record is not None
-                                      else state.cfg.channel_prior)
-        return request.replace(priority=priority)
+        return budget_priority(request, state, None)

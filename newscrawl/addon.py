@@ -15,7 +15,7 @@ import logging
 from typing import Any
 
 from newscrawl import defaults
-from newscrawl.settingscheck import check_values, unknown_settings
+from newscrawl.settingscheck import check_combinations, check_values, unknown_settings
 
 logger = logging.getLogger(__name__)
 
@@ -43,3 +43,5 @@ class DefaultsAddon:
         check_values(given, known)
         for name, value in known.items():
             settings.set(name, value, priority="default")
+        check_combinations({name: settings.get(name) for name in
+                            ("HTTPCACHE_ENABLED", "NEWSCRAWL_REVISIT_ENABLED")})

@@ -40,11 +40,11 @@ import math
 import os
 import secrets
 import time
-from collections.abc import Iterable, Mapping
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from newscrawl.algorithms.changedetect import HostPolicy, learn_host
+from newscrawl.algorithms.pagerank import PageInfo, eviction_order
 from newscrawl.algorithms.revisitplan import (
     CHANNEL_ROLES,
     RevisitConfig,
@@ -538,6 +538,33 @@ class RunState:
         self.stored.update(fps)
 
     # -- hosts ----------------------------------------------------------------------------------
+
+    def apply_pagerank(self, ranks: Mapping[str, float]) -> dict[str, float]:
+        """Take new PageRank values (seed 002 §1.2) into the records; returns the ones that
+        changed (relative change over 1e-6), which the store writes."""
+        changed = {}
+        for fp, value in ranks.items():
+            rec = self.records.get(fp)
+            if rec is None:
+                continue
+            old = rec.get("pagerank")
+            if not isinstance(old, (int, float)) or abs(value - old) > 1e-6 * max(1.0, abs(old)):
+                changed[fp] = value
+                rec["pagerank"] = value
+        return changed
+
+    def eviction_victims(self, max_pages: int, miss_limit: int) -> list[str]:
+        """The visited pages to evict to keep ``max_pages`` (seed 000: lowest PageRank first,
+        pages failing ``miss_limit`` times in a row before them, seeds never), marked evicted
+        in their records (:func:`newscrawl.algorithms.pagerank.eviction_order`)."""
+        pages = {fp: PageInfo(pagerank=rec.get("pagerank"), misses=int(rec.get("misses") or 0),
+                              protected=bool(rec.get("seed")))
+                 for fp, rec in self.records.items()
+                 if rec.get("last_visit") and not rec.get("evicted")}
+        victims = eviction_order(pages, max_pages, miss_limit=miss_limit)
+        for fp in victims:
+            self.records[fp]["evicted"] = True
+        return victims
 
     def host_policy(self, host: str) -> HostPolicy:
         """The learned change-detection policy of ``host`` (a fresh one when unknown)."""

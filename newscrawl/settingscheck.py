@@ -92,3 +92,23 @@ def check_values(given: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
         if name in CHOICES and word not in CHOICES[name]:
             raise SettingsError(f"{name} must be one of {', '.join(CHOICES[name])}, "
                                 f"got {value!r}")
+
+
+def check_combinations(settings: Mapping[str, Any]) -> None:
+    """Refuse setting combinations that cannot work together.
+
+    Scrapy's HTTP cache (``HTTPCACHE_ENABLED``) with incremental re-crawls
+    (``NEWSCRAWL_REVISIT_ENABLED``): its middleware answers a revalidation's 304 with the cached
+    200, so a re-crawl would see false changes and stale bodies (RFC 9110 §15.4.5).
+
+    Raises:
+        SettingsError: the combination, in one line naming both settings.
+    """
+    def on(name: str) -> bool:
+        return str(settings.get(name, False)).strip().lower() in ("1", "true")
+
+    if on("HTTPCACHE_ENABLED") and on("NEWSCRAWL_REVISIT_ENABLED"):
+        raise SettingsError("HTTPCACHE_ENABLED=True cannot be combined with incremental "
+                            "re-crawls: the HTTP cache hides revalidation answers (304) behind "
+                            "cached pages; set HTTPCACHE_ENABLED=False or "
+                            "NEWSCRAWL_REVISIT_ENABLED=False")

@@ -7,7 +7,9 @@
 * :func:`due_article_requests` — due re-checks of known articles, once discovery is done
   (released by :class:`extensions.crawlstate.CrawlStateExtension` at the first idle);
 * :func:`watch_request` — one known page due again in monitoring mode
-  (:class:`extensions.watch.WatchExtension`).
+  (:class:`extensions.watch.WatchExtension`);
+* :func:`budget_priority` — under a request budget, a link's priority: the new articles it is
+  expected to bring (:mod:`newscrawl.algorithms.revisitplan`).
 
 Known pages are requested in due order (due time, then PageRank, then NewsPageRank weight;
 :func:`newscrawl.algorithms.revisitplan.due_order`) and as they were found
@@ -86,11 +88,6 @@ def _request_for(state: RunState, record: dict[str, Any], spider: Any,
                           dont_filter=dont_filter)
 
 
-def in_scope(record: dict[str, Any], spider: Any) -> bool:
-    """Is a known page part of this run: reached from one of its entries, within its depth?"""
-    return _in_scope(record, spider)
-
-
 def watch_request(state: RunState, record: dict[str, Any], spider: Any) -> scrapy.Request:
     """The request of a known page due again in a watched crawl: an article never fetched
     (a new link put back for later) before channel pages, re-checks of known articles last;
@@ -110,7 +107,7 @@ def watch_request(state: RunState, record: dict[str, Any], spider: Any) -> scrap
 _canonical_entry = lru_cache(maxsize=4096)(canonicalize_url)
 
 
-def _in_scope(record: dict[str, Any], spider: Any) -> bool:
+def in_scope(record: dict[str, Any], spider: Any) -> bool:
     """Is a known page part of this run: reached from one of its entries, within its depth?"""
     ctx = record.get("request") or {}
     entries = getattr(spider, "entry_urls", None)
@@ -133,9 +130,9 @@ def due_channel_requests(state: RunState, spider: Any,
     (:func:`~newscrawl.algorithms.revisitplan.yield_priority`), due order breaking ties.
     Never-visited article links left over from a budget-limited run count as new articles.
     """
-    records = [r for r in state.due_records(channels=True) if _in_scope(r, spider)]
+    records = [r for r in state.due_records(channels=True) if in_scope(r, spider)]
     pending = [r for r in state.due_records(channels=False)
-               if not r.get("last_visit") and _in_scope(r, spider)]
+               if not r.get("last_visit") and in_scope(r, spider)]
     band = SEED_PRIORITY // 2
     for record in records:
         if state.budget is not None:
@@ -159,7 +156,7 @@ def pending_requests(state: RunState, spider: Any, *, skip: AbstractSet[str] = f
     new-article priority, channel pages below the seeds (stat ``newscrawl/revisit/requeued``)."""
     out = []
     for record in state.pending_records():
-        if record["fp"] in skip or not _in_scope(record, spider):
+        if record["fp"] in skip or not in_scope(record, spider):
             continue
         content = (record.get("role") or "content") == "content"
         priority = new_article_priority(record.get("weight")) if content else SEED_PRIORITY // 2
@@ -176,10 +173,28 @@ def due_article_requests(state: RunState, spider: Any, stats: Any = None,
     first-in-first-out order keeps the due order)."""
     out: list[scrapy.Request] = []
     for record in (r for r in state.due_records(channels=False)
-                   if r.get("last_visit") and _in_scope(r, spider)):
+                   if r.get("last_visit") and in_scope(r, spider)):
         if limit is not None and len(out) >= limit:
             break
         out.append(_request_for(state, record, spider, RECHECK_PRIORITY))
         if stats is not None:
             stats.inc_value(f"{_PREFIX}/due_articles")
     return out
+
+
+def budget_priority(request: scrapy.Request, state: RunState,
+                    record: dict[str, Any] | None) -> scrapy.Request:
+    """``request`` re-prioritised under a budget (``-a budget=N``) by the new articles it is
+    expected to bring: a new article by its NewsPageRank weight, a known article due for a
+    re-check :data:`RECHECK_PRIORITY`, a channel page by its expected yield (its record, else
+    the channel prior); unchanged without a budget."""
+    if state.budget is None:
+        return request
+    if request.meta.get(meta.ROLE) == "content":
+        priority = new_article_priority(request.meta.get(meta.WEIGHT))
+        if record is not None:  # a known article due for a re-check: no new article
+            priority = RECHECK_PRIORITY
+    else:
+        priority = yield_priority(state.expected_yield(record) if record is not None
+                                  else state.cfg.channel_prior)
+    return request.replace(priority=priority)

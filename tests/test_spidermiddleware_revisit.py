@@ -148,9 +148,13 @@ def test_a_verification_get_confirms_or_distrusts_the_validators(text, etag, eve
 
 
 def test_http_cache_is_refused_at_start():
-    crawler = component_crawler({"HTTPCACHE_ENABLED": True})
-    with pytest.raises(ValueError, match="HTTPCACHE_ENABLED=True cannot be combined"):
-        RevisitSpiderMiddleware.from_crawler(crawler)
+    from newscrawl.settingscheck import SettingsError, check_combinations
+
+    with pytest.raises(SettingsError, match="HTTPCACHE_ENABLED=True cannot be combined"):
+        component_crawler({"HTTPCACHE_ENABLED": True})
+    with pytest.raises(SettingsError, match="HTTPCACHE_ENABLED=True cannot be combined"):
+        check_combinations({"HTTPCACHE_ENABLED": "1", "NEWSCRAWL_REVISIT_ENABLED": True})
+    check_combinations({"HTTPCACHE_ENABLED": True, "NEWSCRAWL_REVISIT_ENABLED": False})
 
 
 def test_an_entry_pages_yield_is_the_channel_links_new_since_its_last_visit():

@@ -65,6 +65,7 @@ __all__ = [
     "Verification",
     "compare",
     "compare_validators",
+    "answer_events",
     "conditional_headers",
     "head_problem",
     "learn_host",
@@ -352,6 +353,32 @@ def conditional_headers(stored: Validators, *, now: float | None = None) -> dict
     if stored.last_modified and usable_last_modified(stored.last_modified, now=now) is not None:
         headers["If-Modified-Since"] = stored.last_modified
     return headers
+
+
+def answer_events(how: str, changed: bool, head: Validators | None,
+                  validators: Validators) -> list[str]:
+    """The host-policy events (:func:`learn`) a GET's answer shows about the check before it.
+
+    Args:
+        how: how the GET came about (``head``, ``conditional``, ``fingerprint``, ``first``).
+        changed: did the page's text / link set change.
+        head: the validators of the HEAD just before the GET (None: no HEAD).
+        validators: the validators of the GET's answer.
+
+    Returns:
+        ``disagree`` when HEAD and GET validators disagree (RFC 9110 §9.3.2: a HEAD should
+        send the GET's header fields), then ``true_change`` or ``false_change_<head|
+        conditional>`` for a GET after a HEAD / conditional GET that said "changed".
+
+    >>> answer_events("head", False, None, Validators(None, None, 10))
+    ['false_change_head']
+    """
+    events = []
+    if head is not None and not validators_agree(head, validators):
+        events.append("disagree")
+    if how in ("head", "conditional"):
+        events.append("true_change" if changed else f"false_change_{how}")
+    return events
 
 
 # --- per-host trust ---------------------------------------------------------------------------
