@@ -40,7 +40,7 @@ from extensions.watchlog import WatchLog
 from newscrawl import defaults, meta
 from newscrawl.components import settings_kwargs
 from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, replan_channels
-from newscrawl.algorithms.watch import DueQueue, ReadyPages, due_rank, is_on, parse_duration
+from newscrawl.algorithms.watch import DueQueue, ReadyPages, due_rank, parse_duration, watching
 from newscrawl.crawlstate import RunState
 from spiders.requests import in_scope, watch_request
 
@@ -93,8 +93,9 @@ class WatchExtension:
     def from_crawler(cls, crawler: Any) -> WatchExtension:
         s = crawler.settings
         spider = getattr(crawler, "spider", None)
-        watch = getattr(spider, "watch", None)
-        if not is_on(watch if watch not in (None, "") else s.get("NEWSCRAWL_WATCH_ENABLED")):
+        given = [a for a in ("for", "rate") if getattr(spider, a, None) not in (None, "")]
+        if not watching(getattr(spider, "watch", None), s.get("NEWSCRAWL_WATCH_ENABLED"),
+                        revisit=s.getbool("NEWSCRAWL_REVISIT_ENABLED"), batch_args=given):
             raise NotConfigured("not watching (-a watch=1 / NEWSCRAWL_WATCH_ENABLED)")
         if "Distributed" in str(s.get("SCHEDULER")):  # each worker would feed every due page
             raise NotConfigured("monitoring mode runs in one process; not with a shared frontier")
@@ -112,9 +113,8 @@ class WatchExtension:
 
     def spider_opened(self, spider: Any) -> None:
         run = self.crawler.get_extension(CrawlStateExtension)
-        if run is None or not run.revisit:
-            logger.error("Monitoring mode needs the crawl state (NEWSCRAWL_REVISIT_ENABLED and "
-                         "extensions.crawlstate.CrawlStateExtension): not watching")
+        if run is None:  # NEWSCRAWL_REVISIT_ENABLED: checked in from_crawler
+            logger.error("Monitoring mode needs extensions.crawlstate.CrawlStateExtension")
             return
         self.spider = spider
         self.state = state = run.state

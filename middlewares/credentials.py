@@ -1,10 +1,10 @@
 """Downloader middleware: credentials of entry URLs as an ``Authorization`` header, never in a URL.
 
 An entry such as ``http://user:secret@intranet.example/`` is parsed by :mod:`newscrawl.seeds`
-into the URL without its user information and the pair ``(user, secret)`` for its host
+into the URL without its user information and the pair ``(user, secret)`` for its origin
 (``NewsSpider.entry_credentials``). This middleware sends them as ``Authorization: Basic …``
-(RFC 7617) on every request to exactly that host and port-less host name — no other host, no
-subdomain; Scrapy's redirect middleware drops the header when a redirect leaves the host. A
+(RFC 7617) on every request to exactly that origin (scheme, host and port; RFC 7617 §2's
+protection space) — no other host, port or scheme, no subdomain; Scrapy's redirect middleware drops the header when a redirect leaves the host. A
 request whose URL still carries user information (a redirect's ``Location``, a link) is
 replaced by the same request without it (RFC 3986 §3.2.1 deprecates ``user:password@``): no
 URL with credentials reaches the downloader, a log line, a record or an item.
@@ -20,16 +20,17 @@ from typing import Any
 from scrapy import signals
 from w3lib.http import basic_auth_header
 
-from newscrawl.algorithms.urls import host_of, split_credentials
+from newscrawl.algorithms.urls import origin_of, split_credentials
 from newscrawl.components import require_enabled
 
 
 class CredentialsMiddleware:
-    """Send entry credentials to their host only (see the module docstring).
+    """Send entry credentials to their origin only (see the module docstring).
 
     Args:
         stats: the crawler's stats collector.
-        credentials: host → ``(user, password)``; more come from the spider at open.
+        credentials: origin (``scheme://host:port``) → ``(user, password)``; more come from
+            the spider at open.
     """
 
     def __init__(self, stats: Any, credentials: dict[str, tuple[str, str]] | None = None) -> None:
@@ -45,9 +46,9 @@ class CredentialsMiddleware:
         return mw
 
     def add(self, credentials: dict[str, tuple[str, str]]) -> None:
-        """Send ``credentials`` (host → ``(user, password)``) from now on."""
-        for host, (user, password) in credentials.items():
-            self.headers[host.lower()] = basic_auth_header(user, password)
+        """Send ``credentials`` (origin → ``(user, password)``) from now on."""
+        for origin, (user, password) in credentials.items():
+            self.headers[origin.lower()] = basic_auth_header(user, password)
 
     def spider_opened(self, spider: Any) -> None:
         self.add(getattr(spider, "entry_credentials", None) or {})
@@ -57,7 +58,7 @@ class CredentialsMiddleware:
         if user is not None or password is not None:
             self.stats.inc_value("newscrawl/credentials/stripped")
             return request.replace(url=clean, dont_filter=True)
-        header = self.headers.get(host_of(request.url))
+        header = self.headers.get(origin_of(request.url))
         if header is not None and b"Authorization" not in request.headers:
             request.headers[b"Authorization"] = header
             self.stats.inc_value("newscrawl/credentials/sent")

@@ -15,8 +15,8 @@ itself may be on loopback.
 
 ``NEWSCRAWL_ALLOWED_PRIVATE_HOSTS`` lists host names, addresses and CIDR networks that may be
 reached anyway (comma-separated; tests allow their loopback sites that way). A name that does
-not resolve raises Twisted's ``DNSLookupError``, as the download would (retried, then logged by
-Scrapy).
+not resolve raises Scrapy's ``CannotResolveHostError``, as Scrapy's download handler would
+(retried, then logged by Scrapy in one line: :class:`extensions.outcome.LogHygieneFilter`).
 
 Refused requests raise :class:`~scrapy.exceptions.IgnoreRequest`; each is counted under
 ``newscrawl/destination/<reason>`` (``loopback``, ``private``, ``link_local``, ``multicast``,
@@ -31,7 +31,7 @@ import logging
 from typing import Any
 
 from scrapy import Request
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import CannotResolveHostError, IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import defer
@@ -109,9 +109,12 @@ class DestinationMiddleware:
         if request.meta.get("proxy") or literal_address(host) is not None \
                 or self.allow.allows_name(host):
             return None
-        names = await resolve(host)
+        try:
+            names = await resolve(host)
+        except DNSLookupError as exc:
+            raise CannotResolveHostError(f"DNS lookup failed: {host}: {exc}") from None
         if not names:
-            raise DNSLookupError(f"{host}: no address")
+            raise CannotResolveHostError(f"DNS lookup failed: {host}: no address")
         addresses: list[Address] = [a for a in map(literal_address, names) if a is not None]
         reason = host_refusal(host, addresses, self.allow)
         if reason is not None:

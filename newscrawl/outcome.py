@@ -156,7 +156,16 @@ def run_outcome(stats: Mapping[str, Any]) -> Outcome:
             failed = sum(kinds.values())
             return Outcome(EXIT_FAILED, f"fetched nothing: {failed} request(s) failed "
                                         f"({_describe_errors(kinds)})")
-        if "newscrawl/seeds/requested" in stats and not _int(stats, "newscrawl/seeds/requested"):
+        refused = sum(int(v or 0) for k, v in stats.items()
+                      if k.startswith("newscrawl/destination/") and k.count("/") == 2
+                      and k != "newscrawl/destination/cross_domain")
+        if refused:
+            return Outcome(EXIT_FAILED, f"fetched nothing: {refused} request(s) refused by the "
+                                        "destination policy (private or reserved addresses; "
+                                        "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS)")
+        # entries known and not due yet (a re-run soon after the last) are not a failure
+        if ("newscrawl/seeds/requested" in stats and not _int(stats, "newscrawl/seeds/requested")
+                and not _int(stats, "newscrawl/revisit/entry_not_due")):
             return Outcome(EXIT_FAILED, "fetched nothing: no entry URL could be requested")
     problem = store_problem(stats)
     if problem:

@@ -28,6 +28,7 @@ from newscrawl.algorithms.urls import (
     canonicalize_url,
     host_of,
     looks_like_host,
+    origin_of,
     redact_credentials,
     split_credentials,
 )
@@ -87,7 +88,8 @@ class Entries:
     Attributes:
         urls: canonical http(s) entry URLs, duplicates dropped, order kept.
         skipped: entries not crawled, in input order.
-        credentials: host → ``(user, password)`` taken from credentialed entries (never logged).
+        credentials: origin (``scheme://host:port``) → ``(user, password)`` taken from
+            credentialed entries (never logged).
     """
 
     urls: list[str] = field(default_factory=list)
@@ -201,7 +203,7 @@ def parse_entries(start_urls: str | None = None, seeds: str | Path | None = None
 
     Duplicates are dropped, order kept (``start_urls`` first). A bad entry is skipped with a
     warning naming its line and reason (:class:`SkippedEntry`); credentials are moved to
-    :attr:`Entries.credentials` (the first given for a host wins).
+    :attr:`Entries.credentials` (the first given for an origin wins).
 
     Raises:
         ValueError: a seeds file that cannot be read or is not UTF-8.
@@ -225,7 +227,7 @@ def parse_entries(start_urls: str | None = None, seeds: str | Path | None = None
         url, user, password = split_credentials(url)
         url = canonicalize_url(url)
         if user is not None or password is not None:
-            entries.credentials.setdefault(host_of(url), (user or "", password or ""))
+            entries.credentials.setdefault(origin_of(url), (user or "", password or ""))
         if url not in entries.urls:
             entries.urls.append(url)
     return entries

@@ -1,4 +1,4 @@
-"""middlewares.credentials: entry credentials as an Authorization header for their host only."""
+"""middlewares.credentials: entry credentials as an Authorization header for their origin only."""
 
 import base64
 
@@ -18,14 +18,16 @@ def _mw():
     return mw, crawler, spider
 
 
-def test_entry_credentials_go_to_their_host_only_and_never_in_a_url():
+def test_entry_credentials_go_to_their_origin_only_and_never_in_a_url():
     mw, crawler, spider = _mw()
     assert spider.entry_urls == ["http://127.0.0.1:8080/", "https://news.example/"]
     expected = b"Basic " + base64.b64encode(b"ann:s3cret")
     same_host = Request("http://127.0.0.1:8080/politik/a.html")
     assert mw.process_request(same_host) is None
     assert same_host.headers[b"Authorization"] == expected
-    for url in ("https://news.example/", "http://127.0.0.2:8080/", "http://sub.127.0.0.1.nip.example/"):
+    # another host, another port of the same host, another scheme (RFC 7617 §2: the origin)
+    for url in ("https://news.example/", "http://127.0.0.2:8080/", "http://sub.127.0.0.1.nip.example/",
+                "http://127.0.0.1:8081/", "https://127.0.0.1:8080/", "http://127.0.0.1/"):
         other = Request(url)
         assert mw.process_request(other) is None
         assert b"Authorization" not in other.headers

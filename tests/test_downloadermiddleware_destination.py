@@ -9,7 +9,7 @@ import pytest
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response
-from twisted.internet.error import DNSLookupError
+from scrapy.exceptions import CannotResolveHostError
 
 import middlewares.destination as destination
 from middlewares.destination import DestinationMiddleware
@@ -71,7 +71,7 @@ def test_names_are_checked_after_resolution(monkeypatch):
     with pytest.raises(IgnoreRequest):
         _run(middleware, Request("http://mixed.test/"))
     assert _run(middleware, Request("http://public.test/")) is None
-    with pytest.raises(DNSLookupError):  # as the download would fail (retried by Scrapy)
+    with pytest.raises(CannotResolveHostError):  # as the download would fail (retried by Scrapy)
         _run(middleware, Request("http://gone.test/"))
     assert stats.get_value("newscrawl/destination/link_local") == 1
     assert stats.get_value("newscrawl/destination/private") == 1

@@ -56,6 +56,12 @@ def test_no_entry_requested_fails():
         "fetched nothing: no entry URL could be requested")
 
 
+def test_entries_not_due_yet_are_not_a_failure():
+    # a re-run soon after the last: the known entry pages are not due, nothing is fetched
+    assert run_outcome({"newscrawl/seeds/requested": 0,
+                        "newscrawl/revisit/entry_not_due": 2}).status == 0
+
+
 @pytest.mark.parametrize("extra, why", [
     ({"newscrawl/store/spilled": 4}, "could not write to the store: 4 item(s) spilled to disk"),
     ({"newscrawl/store/lost": 1}, "could not write to the store: 1 item(s) LOST"),
@@ -91,3 +97,8 @@ def test_network_failures_are_one_line_and_credentials_never_reach_the_log():
     other = _record("boom %s", ("x",), KeyError("k"))
     hygiene.filter(other)
     assert other.exc_info is not None and other.getMessage() == "boom x"  # bugs keep their traceback
+
+
+def test_a_run_whose_every_request_was_refused_by_the_destination_policy_fails():
+    outcome = run_outcome({"newscrawl/seeds/requested": 1, "newscrawl/destination/loopback": 2})
+    assert outcome.status == 1 and "2 request(s) refused by the destination policy" in outcome.why

@@ -114,7 +114,7 @@ def test_credentials_leave_the_url_and_reach_no_log_line(caplog):
         entries = parse_entries("http://ann:s3cret@127.0.0.1:8080/a;jsessionid=99?PHPSESSID=1,"
                                 "ftp://bob:t0psecret@files.example/,bob:pw2@x.example/")
     assert entries.urls == ["http://127.0.0.1:8080/a"]
-    assert entries.credentials == {"127.0.0.1": ("ann", "s3cret")}
+    assert entries.credentials == {"http://127.0.0.1:8080": ("ann", "s3cret")}
     assert "t0psecret" not in caplog.text and "pw2" not in caplog.text
     assert [s.entry for s in entries.skipped] == ["ftp://files.example/", "x.example/"]
 

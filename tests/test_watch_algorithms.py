@@ -292,8 +292,8 @@ def test_watch_is_off_unless_asked_and_refuses_a_shared_frontier():
             super().__init__()
             self.settings = Settings({k: getattr(defaults, k) for k in dir(defaults)
                                       if k.startswith("NEWSCRAWL_WATCH_")})
-            self.settings.setdict(settings)
-            self.spider = type("S", (), {"watch": watch, "for": "90s"})()
+            self.settings.setdict({"NEWSCRAWL_REVISIT_ENABLED": True, **settings})
+            self.spider = type("S", (), {"watch": watch, "for": "90s" if watch else None})()
             self.signals = type("G", (), {"connect": lambda *a, **k: None})()
 
     with pytest.raises(NotConfigured, match="not watching"):
@@ -301,3 +301,18 @@ def test_watch_is_off_unless_asked_and_refuses_a_shared_frontier():
     with pytest.raises(NotConfigured, match="one process"):
         WatchExtension.from_crawler(_C("1", SCHEDULER="newscrawl.distributed.scheduler.DistributedScheduler"))
     assert WatchExtension.from_crawler(_C("1")).duration == 90.0
+
+
+def test_watch_arguments_are_checked():
+    import pytest
+
+    from newscrawl.algorithms.watch import watching
+
+    assert watching("1", False, revisit=True) and not watching(None, False, revisit=True)
+    assert watching(None, "true", revisit=True)
+    with pytest.raises(ValueError, match="watch must be 1 or 0"):
+        watching("maybe", False, revisit=True)
+    with pytest.raises(ValueError, match="-a for= and -a rate= apply to monitoring mode"):
+        watching(None, False, revisit=True, batch_args=["for", "rate"])
+    with pytest.raises(ValueError, match="needs the crawl state"):
+        watching("1", False, revisit=False)

@@ -128,6 +128,23 @@ def host_of(url: str) -> str:
         return ""
 
 
+def origin_of(url: str) -> str:
+    """The origin of a URL, ``scheme://host:port`` with the default port filled in (RFC 6454
+    §4; the protection space of RFC 7617 §2 is the origin plus a realm); ``""`` when the URL
+    cannot be parsed.
+
+    >>> origin_of("HTTP://Example.org/a"), origin_of("https://ann@example.org:8443/")
+    ('http://example.org:80', 'https://example.org:8443')
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
+    except ValueError:
+        return ""
+    host = (parts.hostname or "").lower()
+    return f"{parts.scheme.lower()}://{host}:{port}" if host else ""
+
+
 def split_credentials(url: str) -> tuple[str, str | None, str | None]:
     """Split the user information off a URL (RFC 3986 §3.2.1: ``user:password@`` is deprecated).
 

@@ -34,10 +34,10 @@ import itertools
 import math
 import re
 from collections import deque
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["DelayWindow", "DueQueue", "RateBudget", "ReadyPages", "due_rank", "is_on",
+__all__ = ["DelayWindow", "DueQueue", "RateBudget", "ReadyPages", "due_rank", "is_on", "watching",
            "parse_duration", "quantile"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
@@ -72,9 +72,45 @@ def parse_duration(value: Any) -> float | None:
     return seconds or None
 
 
-def is_on(value: Any) -> bool:
-    """A switch argument (``-a watch=1``): ``1``, ``true``, ``yes``, ``on`` (any case) are on."""
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
+def is_on(value: Any, name: str = "watch") -> bool:
+    """A switch argument (``-a watch=1``): ``1``, ``true``, ``yes``, ``on`` (any case) are on;
+    ``0``, ``false``, ``no``, ``off``, empty and None are off.
+
+    Raises:
+        ValueError: any other value (``-a watch=maybe``), naming ``name``.
+
+    >>> is_on("Yes"), is_on(None), is_on(False)
+    (True, False, False)
+    """
+    word = str(value if value is not None else "").strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {value!r}")
+
+
+def watching(watch: Any, default: Any, *, revisit: bool, batch_args: Iterable[str] = ()) -> bool:
+    """Is this crawl watched: ``-a watch=`` (``watch``), else ``NEWSCRAWL_WATCH_ENABLED``
+    (``default``)?
+
+    Args:
+        revisit: the crawl state is kept (``NEWSCRAWL_REVISIT_ENABLED``): watching needs it.
+        batch_args: monitoring-mode arguments given (``for``, ``rate``).
+
+    Raises:
+        ValueError: a switch that is not one (:func:`is_on`); ``for`` / ``rate`` given to a batch
+            crawl (it would ignore them); watching without the crawl state.
+    """
+    on = is_on(watch if watch not in (None, "") else default)
+    given = [f"-a {name}=" for name in batch_args]
+    if not on and given:
+        raise ValueError(f"{' and '.join(given)} apply to monitoring mode: add -a watch=1 "
+                         "(a batch crawl caps its requests with -a budget=N)")
+    if on and not revisit:
+        raise ValueError("monitoring mode (-a watch=1) needs the crawl state: "
+                         "NEWSCRAWL_REVISIT_ENABLED=False cannot watch")
+    return on
 
 
 def due_rank(record: Mapping[str, Any]) -> int:
