@@ -16,10 +16,10 @@ import math
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timezone
-from email.utils import parsedate_to_datetime
 
 from protego import Protego
+
+from newscrawl.algorithms.changedetect import parse_http_date
 
 
 def next_delay(response_time: float, *, factor: float = 10.0, crawl_delay: float | None = None,
@@ -103,15 +103,8 @@ def retry_after_seconds(value: str, now: float) -> float | None:
     text = value.strip()
     if text.isdigit():
         return float(text)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:  # pragma: no cover - older Pythons
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, when.timestamp() - now)
+    when = parse_http_date(text)
+    return None if when is None else max(0.0, when - now)
 
 
 @dataclass

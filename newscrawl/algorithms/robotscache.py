@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from datetime import timezone
-from email.utils import parsedate_to_datetime
 from typing import Any, Final
+
+from newscrawl.algorithms.changedetect import parse_http_date
 
 __all__ = ["DAY", "MAX_BODY", "entry", "freshness_lifetime", "is_fresh"]
 
@@ -34,18 +34,6 @@ CACHEABLE: Final = frozenset(range(200, 300)) | (frozenset(range(400, 500)) - {4
 
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?\s*(?:,|$)", re.IGNORECASE)
 _NO_CACHE = re.compile(r"(?:^|,)\s*(?:no-store|no-cache)\s*(?:[,=]|$)", re.IGNORECASE)
-
-
-def _http_date(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        parsed = parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    if parsed.tzinfo is None:  # an HTTP-date is always GMT (RFC 9110 §5.6.7)
-        return parsed.replace(tzinfo=timezone.utc).timestamp()
-    return parsed.timestamp()
 
 
 def freshness_lifetime(cache_control: str | None, expires: str | None, date: str | None, *,
@@ -75,8 +63,8 @@ def freshness_lifetime(cache_control: str | None, expires: str | None, date: str
         if m:
             return float(min(int(m.group(1)), cap))
     if expires is not None:
-        until = _http_date(expires)
-        base = _http_date(date)
+        until = parse_http_date(expires)
+        base = parse_http_date(date)
         if until is None or base is None:  # an invalid Expires means "already expired" (§5.3)
             return 0.0
         return float(min(max(until - base, 0.0), cap))
