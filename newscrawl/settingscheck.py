@@ -15,6 +15,7 @@ Pure: settings come in as a mapping of given values (names the user or the proje
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -62,6 +63,12 @@ def _check_type(name: str, value: Any, default: Any) -> None:
             int(value)
         except (TypeError, ValueError):
             raise SettingsError(f"{name} must be a whole number, got {value!r}") from None
+    elif isinstance(default, (dict, list)) and isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError as exc:
+            raise SettingsError(f"{name} must be JSON (as its default {json.dumps(default)}), "
+                                f"got {value!r}: {exc}") from None
     elif isinstance(default, float):
         try:
             float(value)

@@ -33,3 +33,14 @@ def test_good_values_and_unknown_names_pass():
     check_values({"NEWSCRAWL_DEPTH": "3", "NEWSCRAWL_REVISIT_ENABLED": "False",
                   "NEWSCRAWL_UPDATE_MODE": "SHADOW", "NEWSCRAWL_MONGO_TIMEOUT": "2.5",
                   "NEWSCRAWL_DEPHT": "x", "NEWSCRAWL_MONGO_URI": None}, KNOWN)
+
+
+def test_a_json_setting_that_is_not_json_is_refused_by_name():
+    import pytest
+
+    from newscrawl.addon import default_settings
+    from newscrawl.settingscheck import SettingsError, check_values
+
+    with pytest.raises(SettingsError, match="NEWSCRAWL_NEWSRANK_WEIGHTS must be JSON"):
+        check_values({"NEWSCRAWL_NEWSRANK_WEIGHTS": "abc"}, default_settings())
+    check_values({"NEWSCRAWL_NEWSRANK_WEIGHTS": '{"image": 0.5}'}, default_settings())
