@@ -112,7 +112,8 @@ class FrontierRecoveryExtension:
         if self.run is None or not self.run.recording:
             self.crawler.stats.inc_value("newscrawl/redis/frontier_not_rebuilt")
             logger.error("The crawl state is not recorded (the store did not answer): the "
-                         "shared frontier Redis lost cannot be rebuilt; run the crawl again")
+                         "shared frontier Redis lost cannot be rebuilt and the requests it held "
+                         "are lost for this run; run the crawl again")
             return
         spider = self.crawler.spider
         skip = {spider.page_fp(url) for url in inflight}
