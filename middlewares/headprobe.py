@@ -77,6 +77,7 @@ from newscrawl.algorithms.changedetect import (
     UNCHANGED,
     Validators,
     Verification,
+    VerificationDraws,
     compare,
     conditional_headers,
     head_problem,
@@ -105,7 +106,7 @@ class HeadProbeMiddleware:
         self.state = state
         self.stats = stats
         #: which "unchanged" pages get a full GET anyway (default: no verification)
-        self.verify = verify or Verification(0.0, 0.0)
+        self.verify = VerificationDraws(verify or Verification(0.0, 0.0))
         #: sends the HEAD side requests (``crawler.engine.download_async``, as Scrapy's
         #: RobotsTxtMiddleware does: the engine is built after its middlewares)
         self.crawler = crawler
@@ -227,7 +228,7 @@ class HeadProbeMiddleware:
         """True (and the request marked :data:`newscrawl.meta.VERIFY`) when the host's
         verification sample picks this "unchanged" page for a full GET anyway."""
         rv = request.meta[meta.REVISIT]
-        if not self.verify.sample(self.state.host_policy(host), rv["fp"],
+        if not self.verify.sample(host, self.state.host_policy(host), rv["fp"],
                                   int(rv.get("visits") or 0)):
             return False
         request.meta[meta.VERIFY] = validator

@@ -285,3 +285,17 @@ def test_verification_draws_are_deterministic_uniform_and_seeded():
     always, never = Verification(1.0, 1.0), Verification(0.0, 0.0)
     assert all(always.sample(HostPolicy(), p, 1) for p in pages[:200])
     assert not any(never.sample(HostPolicy(), p, 1) for p in pages[:200])
+
+
+def test_pending_verifications_count_as_matches_so_a_burst_of_unchanged_answers_draws_few():
+    # a re-crawl has hundreds of "unchanged" answers of one host in flight at once: without
+    # the pending count they would all draw at the start rate (0.5: about half verified)
+    from newscrawl.algorithms.changedetect import HostPolicy, Verification, VerificationDraws
+
+    draws = VerificationDraws(Verification(0.5, 0.01))
+    policy = HostPolicy()
+    picked = sum(draws.sample("h", policy, f"page{i}", 1) for i in range(1000))
+    assert 3 <= picked <= 30  # start · 2^-k falls to the floor after a few draws, then ~1 %
+    assert draws.pending("h", policy) == picked
+    alone = sum(Verification(0.5, 0.01).sample(policy, f"page{i}", 1) for i in range(1000))
+    assert alone > 400

@@ -63,6 +63,7 @@ __all__ = [
     "HostPolicy",
     "Validators",
     "Verification",
+    "VerificationDraws",
     "compare",
     "compare_validators",
     "answer_events",
@@ -566,16 +567,52 @@ class Verification:
         digest = hashlib.sha1(f"{self.seed}|{page}|{visit}".encode()).hexdigest()
         return int(digest[:13], 16) / float(1 << 52)
 
-    def sample(self, policy: HostPolicy, page: str, visit: int) -> bool:
+    def sample(self, policy: HostPolicy, page: str, visit: int, *, pending: int = 0) -> bool:
         """True when the "unchanged" page ``page`` (its fingerprint) of a host with ``policy``
-        gets a full GET at its visit number ``visit``.
+        gets a full GET at its visit number ``visit``; ``pending`` verification GETs of the
+        host not answered yet count as matches (:class:`VerificationDraws`).
 
         >>> Verification(1.0, 1.0).sample(HostPolicy(), "fp", 3)
         True
         >>> Verification(0.0, 0.0).sample(HostPolicy(), "fp", 3)
         False
         """
-        return self.draw(page, visit) < self.rate(int(policy.counts.get("verify_match", 0)))
+        matches = int(policy.counts.get("verify_match", 0)) + max(0, pending)
+        return self.draw(page, visit) < self.rate(matches)
+
+
+@dataclass
+class VerificationDraws:
+    """The verification draws of one run: a verification GET sent and not answered yet counts
+    as a match of its host, so the many "unchanged" answers of a host that arrive together
+    (a re-crawl has hundreds in flight) do not all draw at the host's start rate; an answer
+    moves the count from pending to the host's ``verify_match`` / ``verify_mismatch``.
+
+    >>> draws = VerificationDraws(Verification(1.0, 0.0))
+    >>> draws.sample("h", HostPolicy(), "p0", 1), draws.pending("h", HostPolicy())
+    (True, 1)
+    """
+
+    verification: Verification
+    #: host → [answered verifications when the run first drew for it, draws sent this run]
+    _hosts: dict[str, list[int]] = field(default_factory=dict)
+
+    @staticmethod
+    def _answered(policy: HostPolicy) -> int:
+        return int(policy.counts.get("verify_match", 0)) + int(policy.counts.get("verify_mismatch", 0))
+
+    def pending(self, host: str, policy: HostPolicy) -> int:
+        """Verification GETs of ``host`` sent this run and not answered yet."""
+        base, drawn = self._hosts.get(host, (self._answered(policy), 0))
+        return max(0, drawn - (self._answered(policy) - base))
+
+    def sample(self, host: str, policy: HostPolicy, page: str, visit: int) -> bool:
+        """:meth:`Verification.sample` with this run's pending draws of ``host``; a True draw
+        is counted as pending."""
+        picked = self.verification.sample(policy, page, visit, pending=self.pending(host, policy))
+        if picked:
+            self._hosts.setdefault(host, [self._answered(policy), 0])[1] += 1
+        return picked
 
 
 # --- content fingerprints ---------------------------------------------------------------------
