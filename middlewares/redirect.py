@@ -77,7 +77,18 @@ class _CountedRedirects:
 
 
 class CountedRedirectMiddleware(_CountedRedirects, RedirectMiddleware):
-    """Scrapy's ``RedirectMiddleware`` (3xx ``Location``) with counted drops."""
+    """Scrapy's ``RedirectMiddleware`` (3xx ``Location``) with counted drops; a ``Location``
+    that is no usable URL (``http://a.example:80x/``) is a counted, logged drop
+    (``newscrawl/redirect/bad_location``), not a traceback."""
+
+    def process_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().process_response(request, response, *args, **kwargs)
+        except ValueError as exc:
+            self.crawler.stats.inc_value("newscrawl/redirect/bad_location")
+            logger.warning("Not following the redirect of %s: unusable Location %r (%s)",
+                           request.url, response.headers.get("Location"), exc)
+            raise IgnoreRequest(f"unusable redirect Location: {exc}") from None
 
 
 class CountedMetaRefreshMiddleware(_CountedRedirects, MetaRefreshMiddleware):

@@ -186,6 +186,7 @@ def summary_lines(stats: Mapping[str, Any]) -> list[str]:
         f"pages fetched: {pages_fetched(stats)} in {seconds:.0f} s "
         f"({_int(stats, 'downloader/request_count')} requests, "
         f"{_int(stats, 'newscrawl/seeds/requested')} entries, "
+        f"{_int(stats, 'newscrawl/revisit/entry_not_due')} entries known and not due yet, "
         f"{_int(stats, 'newscrawl/seeds/skipped')} entries skipped)",
     ]
     kinds = errors_by_kind(stats)

@@ -49,7 +49,8 @@ SKIP_REASONS = {
 #: or a path).
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(?!\d+(?:[/?#]|$))")
 #: Schemes without an authority part: their ``x@y`` is an address, not credentials.
-_OPAQUE_SCHEMES = frozenset({"mailto", "tel", "sms", "data", "javascript", "about", "news", "urn"})
+_OPAQUE_SCHEMES = frozenset({"mailto", "tel", "sms", "fax", "callto", "data", "javascript", "about",
+                             "news", "urn"})
 _NUMERIC_LABEL = re.compile(r"^(?:0[xX][0-9a-fA-F]*|\d+)$")
 
 
@@ -169,6 +170,8 @@ def entry_problem(url: str) -> tuple[str, str | None]:
     if any(ch.isspace() for ch in url):
         return url, "space"
     scheme = _SCHEME.match(url)
+    if scheme is None and url.partition(":")[0].lower() in _OPAQUE_SCHEMES:
+        return url, "not_http"  # tel:110 looks like host:port
     if scheme is None:
         url = "http://" + url
     elif scheme.group(1).lower() not in ("http", "https") or not url[scheme.end():].startswith("//"):

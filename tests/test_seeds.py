@@ -122,3 +122,11 @@ def test_credentials_leave_the_url_and_reach_no_log_line(caplog):
 def test_entry_urls_are_canonical_like_links():
     assert read_entry_urls("https://a.example/;jsessionid=0A/news/?sid=4&b=2&a=1#top") == [
         "https://a.example/news/?a=1&b=2"]
+
+
+def test_opaque_schemes_that_look_like_host_and_port_are_refused():
+    from newscrawl.seeds import entry_problem
+
+    for entry in ("tel:110", "sms:12345", "fax:1234", "callto:123", "TEL:030123456"):
+        assert entry_problem(entry)[1] == "not_http", entry
+    assert entry_problem("example.org:8080/a")[1] is None

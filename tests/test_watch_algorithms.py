@@ -312,7 +312,7 @@ def test_watch_arguments_are_checked():
     assert watching(None, "true", revisit=True)
     with pytest.raises(ValueError, match="watch must be 1 or 0"):
         watching("maybe", False, revisit=True)
-    with pytest.raises(ValueError, match="-a for= and -a rate= apply to monitoring mode"):
+    with pytest.raises(ValueError, match="-a for= and -a rate= only work in monitoring mode"):
         watching(None, False, revisit=True, batch_args=["for", "rate"])
     with pytest.raises(ValueError, match="needs the crawl state"):
         watching("1", False, revisit=False)

@@ -105,7 +105,7 @@ def watching(watch: Any, default: Any, *, revisit: bool, batch_args: Iterable[st
     on = is_on(watch if watch not in (None, "") else default)
     given = [f"-a {name}=" for name in batch_args]
     if not on and given:
-        raise ValueError(f"{' and '.join(given)} apply to monitoring mode: add -a watch=1 "
+        raise ValueError(f"{' and '.join(given)} only work in monitoring mode: add -a watch=1 "
                          "(a batch crawl caps its requests with -a budget=N)")
     if on and not revisit:
         raise ValueError("monitoring mode (-a watch=1) needs the crawl state: "
