@@ -149,6 +149,10 @@ class LinkClassificationMiddleware:
         for name in ("not_http", "fragment_only", "malformed", "truncated"):
             if getattr(extraction, name):
                 self._inc(f"skipped/{name}", getattr(extraction, name))
+        if extraction.truncated:
+            logger.info("Read the first %d links of %s; %d more not read "
+                        "(NEWSCRAWL_LINKCLASS_MAX_LINKS)", self.max_links, response.url,
+                        extraction.truncated)
         if extraction.from_textarea:
             self._inc("from_textarea", extraction.from_textarea)
         page = classify_page(response.url, raw, **self.classify)

@@ -75,10 +75,12 @@ def test_50_mb_page_is_cancelled_at_download_maxsize(hostile):
 
 
 def test_100000_links_are_capped_and_counted(hostile):
-    # counted, not logged: a page with many links is no fault
+    # counted and logged (INFO: a page with many links is no fault)
     node = hostile.store.nodes.find_one({"url": hostile.url("/many-links/")})
     assert node is not None
     assert hostile.stat("newscrawl/linkclass/skipped/truncated") == MANY_LINKS - 500
+    assert hostile.log_lines(rf"INFO: Read the first 500 links of http://127.0.0.1:\d+/many-links/; "
+                             rf"{MANY_LINKS - 500} more not read")
 
 
 def test_10_kb_url_is_dropped_and_counted(hostile):
