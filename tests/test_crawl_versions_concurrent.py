@@ -28,7 +28,8 @@ from tests.redis_helpers import REDIS_URL, delete_namespace, redis_client
 pytestmark = pytest.mark.slow
 
 ARTICLES = 50
-ROUNDS = 5
+#: Rounds of each test: 5 with NEWSCRAWL_TEST_FULL=1 (the acceptance size), 3 by default.
+ROUNDS = 5 if os.environ.get("NEWSCRAWL_TEST_FULL") == "1" else 3
 START = dt.datetime(2024, 10, 2, tzinfo=dt.timezone.utc)
 SETTINGS = {"LOG_LEVEL": "INFO", "TELNETCONSOLE_ENABLED": "False",
             "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": "127.0.0.1,localhost",
