@@ -309,6 +309,15 @@ def test_feed_resists_entity_expansion_and_xxe(tmp_path):
     assert not any("TOPSECRET" in e.title for e in result.entries)
 
 
+def test_parse_feed_never_opens_a_file_named_by_the_body(tmp_path):
+    """feedparser opens a bytes argument as a file name when it can: the body is a stream."""
+    secret = tmp_path / "feed.xml"
+    secret.write_bytes(b"<rss version='2.0'><channel><item><title>TOPSECRET</title>"
+                       b"<link>https://e.org/a</link></item></channel></rss>")
+    result = parse_feed(str(secret).encode(), "https://e.org/feed")
+    assert result.entries == () and result.error == "not_a_feed"
+
+
 @pytest.mark.parametrize("body, error", [
     (b"", "empty"),
     (b"   \n", "empty"),

@@ -74,7 +74,7 @@ _TAG: Final = re.compile(r"<[^>]{0,2000}>")
 _SPACE: Final = re.compile(r"\s+")
 #: Root element names (namespace stripped) and the kind they make.
 _ROOTS: Final[dict[str, str]] = {
-    "rss": "rss", "rdf": "rss", "channel": "rss", "feed": "atom",
+    "rss": "rss", "rdf": "rss", "feed": "atom",
     "urlset": "sitemap", "sitemapindex": "sitemap",
 }
 _ROOT_TAG: Final = re.compile(rb"<([A-Za-z_][\w.:-]*)")
@@ -221,19 +221,10 @@ def sniff_kind(body: bytes, content_type: str | None = None) -> str | None:
         except zlib.error:
             head = b""
     head = _to_ascii_compatible(head)
-    pos = 0
-    while True:
-        m = _ROOT_TAG.search(head, pos)
-        if m is None:
-            break
-        name = m.group(1).decode("ascii", "replace")
-        local = name.rsplit(":", 1)[-1].lower()
-        if name.lower() == "xml" or head[m.start() + 1:m.start() + 2] in (b"!", b"?"):
-            pos = m.end()
-            continue
-        if local == "html":
-            return None
-        return _ROOTS.get(local)
+    m = _ROOT_TAG.search(head)  # a name right after "<": declarations, PIs, doctype never match
+    if m is not None:
+        local = m.group(1).decode("ascii", "replace").rsplit(":", 1)[-1].lower()
+        return None if local == "html" else _ROOTS.get(local)
     ctype = (content_type or "").split(";", 1)[0].strip().lower()
     kind = _FEED_TYPES.get(ctype)
     return kind if kind is not None and not head.strip() else None
@@ -359,7 +350,9 @@ def parse_feed(body: bytes, url: str, headers: Mapping[Any, Any] | None = None, 
         "content-type": f"application/xml; charset={charset}" if charset else "application/xml",
     }
     try:
-        parsed = feedparser.parse(body, response_headers=response_headers,
+        # a stream, never bytes: feedparser opens a bytes argument as a *file name* if it can
+        # (a body b"/etc/passwd" would be read from disk), and fetches a str URL
+        parsed = feedparser.parse(io.BytesIO(body), response_headers=response_headers,
                                   resolve_relative_uris=False, sanitize_html=False)
     except Exception as exc:  # noqa: BLE001 - feedparser is defensive; this is a last resort
         return FeedParseResult(url=url, kind="", error="parser_error",
