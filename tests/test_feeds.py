@@ -125,6 +125,17 @@ def test_gb2312_feed_titles_are_chinese():
     assert first.published_raw == "2018-09-18 14:38:10" and not first.date_has_zone
 
 
+def test_gb2312_feed_without_its_declaration():
+    """The same bytes with no XML declaration (feedparser alone reads windows-1252 mojibake)."""
+    path = shared_path("corpus", "14_feeds_sitemaps", "rbren_rss-parser_test-input",
+                       "news.qq.com_newsgn_2018-09-18_gb2312.xml")
+    body = re.sub(rb"^\s*<\?xml[^>]*\?>", b"", path.read_bytes())
+    assert not body.lstrip().startswith(b"<?xml ")
+    result = parse_feed(body, "http://news.qq.com/newsgn/rss_newsgn.xml")
+    assert result.encoding == "gb18030" and len(result.entries) == 20
+    assert "习近平为何如此强调崇尚英雄" in result.entries[0].title
+
+
 def test_gb2312_feed_with_a_charset_header():
     """The HTTP charset, when given, decides (RFC 3023); a wrong UTF-8 claim stays readable."""
     path = shared_path("corpus", "14_feeds_sitemaps", "rbren_rss-parser_test-input",
@@ -142,8 +153,8 @@ def test_legacy_encodings_and_odd_dates():
     base = ("corpus", "14_feeds_sitemaps")
     uol = parse_feed(shared_path(*base, "rbren_rss-parser_test-input",
                                  "uol-noticias_2018-09-24_no-xml-decl_latin1.rss").read_bytes(), "u")
-    assert uol.bozo and uol.bozo_reason  # ISO-8859-1 bytes, no declaration
-    assert any("simulações" in e.title for e in uol.entries)
+    # ISO-8859-1 bytes, no declaration: not UTF-8, so the charset detector decides
+    assert uol.encoding == "cp1252" and any("simulações" in e.title for e in uol.entries)
     # Portuguese names: "Seg, 24 Set 2018 19:42:40 -0300"
     assert uol.entries[0].published == datetime(2018, 9, 24, 22, 42, 40, tzinfo=UTC)
     assert uol.dates_unparsed == 0

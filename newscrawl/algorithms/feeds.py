@@ -323,10 +323,11 @@ def parse_feed(body: bytes, url: str, headers: Mapping[Any, Any] | None = None, 
     :param headers: the HTTP response headers (a mapping; values ``str`` or ``bytes`` or lists of
         them, as Scrapy's ``Headers`` give), or ``None``. Only the ``Content-Type`` charset is
         passed on to feedparser, and only when given: a ``text/xml`` without charset would
-        otherwise mean US-ASCII (RFC 3023 §3.1), which real servers never mean.
+        otherwise mean US-ASCII (RFC 3023 §3.1), which real servers never mean. A feed with no
+        charset anywhere that is not UTF-8 is decoded as the crawl's charset detector says.
     :param max_bytes: larger bodies are not parsed (``error="too_large"``).
     :returns: a :class:`FeedParseResult`; never raises. Encoding: the charset of the HTTP header,
-        else the XML declaration, else a BOM, else UTF-8 / windows-1252 (feedparser's order); the
+        else the XML declaration, else a BOM, else UTF-8, else the charset detector; the
         GB2312 feed of news.qq.com is read as GB18030 (its superset), so its titles are right.
         A zone-less date (``2018-09-18 14:38:10``) is taken as UTC with ``date_has_zone=False``;
         a date feedparser cannot read is tried with :func:`~newscrawl.algorithms.pubdate
@@ -344,7 +345,7 @@ def parse_feed(body: bytes, url: str, headers: Mapping[Any, Any] | None = None, 
             return FeedParseResult(url=url, kind="", error=reason)
     import feedparser  # type: ignore[import-untyped]  # no type information shipped
 
-    charset = _charset_of(_header(headers, "content-type"))
+    charset = _charset_of(_header(headers, "content-type")) or _undeclared_charset(body)
     response_headers: dict[str, str] = {
         "content-location": url,
         "content-type": f"application/xml; charset={charset}" if charset else "application/xml",
@@ -388,6 +389,28 @@ def parse_feed(body: bytes, url: str, headers: Mapping[Any, Any] | None = None, 
         title=_plain(str(feed.get("title") or "")), encoding=str(parsed.get("encoding") or ""),
         skipped=dict(skipped), bozo=bozo, bozo_reason=bozo_reason, dates_unparsed=unparsed,
     )
+
+
+_XML_DECLARED_ENCODING: Final = re.compile(rb"^\s*<\?xml[^>]{0,200}?encoding\s*=", re.IGNORECASE)
+_BOMS: Final = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _undeclared_charset(body: bytes) -> str:
+    """The encoding of a feed that declares none and is not UTF-8, by the crawl's own detector
+    (:func:`newscrawl.algorithms.charset.detect_encoding`: the GB18030 test, script fit,
+    windows-1252 for Latin bytes); ``""`` when the feed declares one (BOM, XML declaration) or
+    is valid UTF-8, which is what XML means without a declaration (XML 1.0 §4.3.3).
+
+    feedparser alone reads such a feed as windows-1252: news.qq.com's GB2312 feed without its
+    declaration came out as "Ï°½üÆ½..." instead of "习近平...".
+    """
+    from newscrawl.algorithms.charset import detect_encoding, invalid_utf8
+
+    if body.startswith(_BOMS) or _XML_DECLARED_ENCODING.match(body):
+        return ""
+    if not invalid_utf8(body[:1 << 20]):
+        return ""
+    return detect_encoding(body, http_charset=None)
 
 
 def _entry(raw: dict[str, Any], feed_url: str) -> tuple[FeedEntry | None, str, int]:
