@@ -184,7 +184,13 @@ def sitemaps_from_robots(robots_txt: str | bytes, base_url: str) -> list[str]:
     return out
 
 
+_PLAIN_ABSOLUTE: Final = re.compile(r"https?://[^\s/?#@\\]+(?:[/?#][^\s\\]*)?", re.IGNORECASE)
+
+
 def _absolute(href: str, base: str) -> str | None:
+    """``href`` made absolute against ``base``; ``None`` unless it is http(s)."""
+    if _PLAIN_ABSOLUTE.fullmatch(href):  # the common case, without urljoin's cost
+        return href
     try:
         url = urljoin(base, href.strip())
         scheme = urlsplit(url).scheme.lower()
