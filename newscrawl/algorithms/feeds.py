@@ -237,12 +237,12 @@ def sniff_kind(body: bytes, content_type: str | None = None) -> str | None:
 
 
 def _to_ascii_compatible(head: bytes) -> bytes:
-    """UTF-16/32 heads (BOM) re-encoded so the tag regex can read them; others unchanged."""
+    """``head`` ready for the root-tag regex: UTF-16/32 (by BOM) re-encoded as UTF-8, and
+    comments removed (a licence comment before the root may name tags)."""
     for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
                        (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
         if head.startswith(bom):
             return head[len(bom):].decode(codec, "ignore").encode("utf-8", "ignore")
-    # comments and processing instructions are skipped by the regex loop; drop comment text
     return re.sub(rb"<!--.*?-->", b"", head, flags=re.DOTALL)
 
 
