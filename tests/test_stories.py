@@ -38,6 +38,7 @@ def test_word_shingles_and_character_shingles_for_chinese():
         "apple wirft", "wirft python", "python raus"}
     assert shingles(None, "北京冬奥会开幕", k=3) == {"北 京 冬", "京 冬 奥", "冬 奥 会", "奥 会 开", "会 开 幕"}
     assert shingles("kurz", None, k=3) == {"kurz"}
+    assert shingles("eins zwei drei vier", None, k=2, max_tokens=3) == {"eins zwei", "zwei drei"}
     assert shingles(None, " — ", k=3) == set()
     with pytest.raises(ValueError):
         shingles("a", "b", k=0)

@@ -66,6 +66,8 @@ DEFAULT_SHINGLE_SIZE: Final = defaults.NEWSCRAWL_STORIES_SHINGLE_SIZE
 #: Hash functions of a MinHash signature (the estimate's standard error is about
 #: sqrt(J(1-J)/num_perm): 0.04 at J = 0.5 with 128).
 DEFAULT_NUM_PERM: Final = defaults.NEWSCRAWL_STORIES_NUM_PERM
+#: Tokens of an article that are shingled (the first ones; ~1.8 ms of CPU per 900 tokens).
+MAX_TOKENS: Final = 3000
 #: Seed of the hash permutations: signatures are comparable only with the same seed.
 SEED: Final = 1
 #: Weights of false positives and false negatives when the LSH bands are chosen, and the
@@ -76,11 +78,14 @@ LSH_MARGIN: Final = 0.75
 SCHEME: Final = "affine32"
 
 
-def shingles(title: str | None, text: str | None, *, k: int = DEFAULT_SHINGLE_SIZE) -> set[str]:
+def shingles(title: str | None, text: str | None, *, k: int = DEFAULT_SHINGLE_SIZE,
+             max_tokens: int = MAX_TOKENS) -> set[str]:
     """The ``k``-token shingles of ``title`` and ``text`` (module docstring).
 
     A document of fewer than ``k`` tokens (but at least one) is one shingle of all its tokens.
-    ``None`` counts as empty. Returns the empty set for a document without any word.
+    Only the first ``max_tokens`` tokens count (bounds the work on endless live tickers; copies
+    of one story agree most at their start). ``None`` counts as empty. Returns the empty set
+    for a document without any word.
 
     Raises:
         ValueError: ``k < 1``.
@@ -92,7 +97,7 @@ def shingles(title: str | None, text: str | None, *, k: int = DEFAULT_SHINGLE_SI
     """
     if k < 1:
         raise ValueError(f"shingle size must be at least 1, got {k}")
-    tokens = tokenize(f"{title or ''}\n{text or ''}")
+    tokens = tokenize(f"{title or ''}\n{text or ''}")[:max(max_tokens, 1)]
     if not tokens:
         return set()
     if len(tokens) < k:
