@@ -4,9 +4,10 @@ Usage (from the repository root)::
 
     .venv/bin/python benchmarks/story_quality.py [--extract] [--errors] [--sweep] [--quick]
 
-The documents (``tests/story_corpus.py``): the 258 articles of set 04 (fundus, 181 publishers)
-and the distinct teaser wordings of heise.de's home page at four times of 2022-01-29, labelled
-by ``tests/data/story_labels.json`` (its ``note`` says how). They are clustered one by one, in
+The documents (``tests/story_corpus.py``): the 258 articles of set 04 (fundus, 181 publishers),
+the distinct teaser wordings of heise.de's home page at four times of 2022-01-29 and of CNN's
+edition feed items at six capture times (set 14), labelled by ``tests/data/story_labels.json``
+(its ``note`` says how). They are clustered one by one, in
 corpus order, by :class:`newscrawl.algorithms.stories.StoryClusterer` built from the crawl's
 settings exactly as :class:`pipelines.stories.StoryPipeline` builds it
 (:func:`pipelines.stories.clusterer_from_settings`, ``NEWSCRAWL_STORIES_*`` defaults), and
@@ -85,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     scores = S.pairwise_scores(predicted, truth)
     print(f"story_quality: {len(docs)} documents ({sum(d.source == '04' for d in docs)} set-04 "
           f"articles{' extracted' if args.extract else ''}, "
-          f"{sum(d.source == 'heise' for d in docs)} heise teaser wordings), "
+          f"{sum(d.source == 'heise' for d in docs)} heise teaser wordings, "
+          f"{sum(d.source == 'cnn' for d in docs)} CNN feed item wordings), "
           f"{scores['labels']} labelled stories, {scores['true_pairs']} true pairs")
     print(f"clusterer: threshold {clusterer.threshold}, num_perm {clusterer.num_perm}, "
           f"shingle size {clusterer.shingle_size}; {scores['stories']} stories predicted, "

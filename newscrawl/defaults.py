@@ -80,7 +80,8 @@ NEWSCRAWL_NEWSRANK_FLOOR = 0.05
 NEWSCRAWL_STORIES_ENABLED = True
 #: Resemblance (Jaccard similarity of the shingle sets, 0..1) at or above which an article joins
 #: a known article's story. On the labelled set (benchmarks/story_quality.py) unrelated articles
-#: reach 0.044 at most, rewritten teasers of one article 0.38 at least.
+#: reach 0.044 at most, rewritten teasers of one article 0.38 at least (one pair without common
+#: text aside).
 NEWSCRAWL_STORIES_THRESHOLD = 0.3
 #: Tokens per shingle (words; characters for Han / kana / Thai text).
 NEWSCRAWL_STORIES_SHINGLE_SIZE = 3

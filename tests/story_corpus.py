@@ -15,6 +15,13 @@ Documents (``title``, ``text``), read in place from ``../shared/corpus`` (never 
   must join. Only heise's own articles (paths ending in the article id) with a headline and a
   synopsis count: download, shop, event and partner teasers are left out.
 
+* ``cnn``: the article items of CNN's edition feed (``rss.cnn.com/rss/edition.rss``) at its
+  six capture times of set 14 (2020-04-21 to 2021-10-17): title and description. As for heise,
+  each distinct wording is one document: CNN rewrote headlines during the day ("Trial for
+  potential Covid-19 vaccine starts" → "Covid-19 vaccine trial on humans starts as UK warns
+  …"), among dozens of other coronavirus stories of the same days — hard negatives. Only
+  dated article URLs with a description count (no collections, live pages or short links).
+
 Labels: ``tests/data/story_labels.json`` maps every document URL to its story label (how it was
 made: its ``note``). Pairs are scored the usual way for clusterings: a pair of documents is
 *predicted together* when both got one ``story_id``, *truly together* when both have one label;
@@ -37,6 +44,9 @@ LABELS_FILE = Path(__file__).resolve().parent / "data" / "story_labels.json"
 SET04 = "04_fundus_multilingual_articles_gt"
 HEISE = "01_frontpage-archive_de_home-sections/heise.de_2022-01-29_intraday"
 HEISE_BASE = "https://www.heise.de"
+CNN_FEED = "14_feeds_sitemaps/gesab001_headlines_gitscrape/cnn_edition"
+#: CNN's article paths carry the date: ``/2020/04/23/health/<slug>/index.html``.
+_CNN_ARTICLE = re.compile(r"^https?://(www|edition)\.cnn\.com/\d{4}/\d\d/\d\d/")
 #: heise's article paths end in the article id: ``/news/<slug>-6341999.html``.
 _HEISE_ARTICLE = re.compile(r"-\d{6,}(\.html)?$")
 
@@ -130,10 +140,31 @@ def heise_docs(corpus: Path) -> list[Doc]:
     return docs
 
 
+def cnn_docs(corpus: Path) -> list[Doc]:
+    """The distinct (title, description) wordings of the articles in CNN's edition feed at its
+    six capture times of set 14 (module docstring)."""
+    import lxml.etree
+
+    docs: list[Doc] = []
+    seen: set[tuple[str, str, str]] = set()
+    for feed in sorted((corpus / CNN_FEED).glob("*.xml")):
+        for item in lxml.etree.parse(str(feed)).iter("item"):
+            url = (item.findtext("link") or "").split("?")[0]
+            title = _norm(item.findtext("title"))
+            description = _norm(re.sub(r"<[^>]+>", " ", item.findtext("description") or ""))
+            if not _CNN_ARTICLE.match(url) or not title or not description:
+                continue  # collections, live pages, short links, items without a description
+            if (url, title, description) in seen:
+                continue
+            seen.add((url, title, description))
+            docs.append(Doc(f"cnn/{feed.stem}/{url}", url, title, description, "cnn"))
+    return docs
+
+
 def load_docs(corpus: Path, *, extract: bool = False) -> list[Doc]:
-    """Every document of the labelled set, set 04 first, then the heise teasers in capture
-    order (the order they are clustered in)."""
-    return set04_docs(corpus, extract=extract) + heise_docs(corpus)
+    """Every document of the labelled set, set 04 first, then the heise teasers and the CNN
+    feed items in capture order (the order they are clustered in)."""
+    return set04_docs(corpus, extract=extract) + heise_docs(corpus) + cnn_docs(corpus)
 
 
 def load_labels(path: Path = LABELS_FILE) -> dict[str, str]:
