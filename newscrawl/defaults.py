@@ -88,9 +88,10 @@ NEWSCRAWL_STORIES_SHINGLE_SIZE = 3
 #: Hash functions per MinHash signature (4 bytes each, stored per article as base64 text).
 #: Changing it makes stored signatures unusable: articles stored before are then not matched.
 NEWSCRAWL_STORIES_NUM_PERM = 128
-#: Articles stored within this long before the run (by ``last_seen``) are loaded at the start, so
-#: a new article can join their stories (seconds); 0 = every stored article.
-NEWSCRAWL_STORIES_WINDOW = 14 * 86400.0
+#: Articles seen within this long are matched: stored ones (by ``last_seen``) are loaded at the
+#: start, and articles not seen for this long are dropped during a run (seconds; ~18 KiB of
+#: memory per article kept); 0 = every stored article, none dropped.
+NEWSCRAWL_STORIES_WINDOW = 3 * 86400.0
 
 # --- MongoDB storage (extensions/store.py, pipelines/mongo.py) --------------------------------
 NEWSCRAWL_MONGO_ENABLED = True

@@ -11,6 +11,9 @@ from the stored signatures of the articles seen within ``NEWSCRAWL_STORIES_WINDO
 continue across runs. An article already known keeps its story. Runs before the storage
 pipeline (:class:`pipelines.mongo.MongoPipeline`), which stores both fields.
 
+Articles not seen for ``NEWSCRAWL_STORIES_WINDOW`` are dropped from the clusterer during the
+run too (a watched crawl runs for days; about 18 KiB of memory per article kept).
+
 Limits: workers of a distributed crawl each cluster what they see plus what was stored when
 they started; an article re-crawled after the window is clustered again (it keeps its story
 when it had opened it, since a story id is the fingerprint of its first article).
@@ -18,13 +21,14 @@ when it had opened it, since a story id is the fingerprint of its first article)
 Settings: ``NEWSCRAWL_STORIES_ENABLED`` (off raises ``NotConfigured``),
 ``NEWSCRAWL_STORIES_THRESHOLD``, ``NEWSCRAWL_STORIES_SHINGLE_SIZE``,
 ``NEWSCRAWL_STORIES_NUM_PERM``, ``NEWSCRAWL_STORIES_WINDOW``. Stats:
-``newscrawl/stories/<loaded|new|joined|known|no_text|errors>``.
+``newscrawl/stories/<loaded|new|joined|known|no_text|forgotten|errors>``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections import deque
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -70,6 +74,10 @@ class StoryPipeline:
         self.store = store
         self.window = float(window)
         self.clock = clock or (lambda: dt.datetime.now(dt.timezone.utc))
+        #: (time seen, fp) in the order seen, and each article's last time: articles not seen
+        #: for a window are forgotten (bounds the clusterer's memory in long watched crawls).
+        self._seen: deque[tuple[dt.datetime, str]] = deque()
+        self._last: dict[str, dt.datetime] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> StoryPipeline:
@@ -100,6 +108,10 @@ class StoryPipeline:
             self.stats.inc_value("newscrawl/stories/errors")
             return
         loaded = self.clusterer.restore(records)
+        now = self.clock()
+        for fp, _story, _signature in records:  # forgotten one window after this start
+            if fp in self.clusterer:
+                self._saw(fp, now)
         self.stats.set_value("newscrawl/stories/loaded", loaded)
         logger.info("Stories: %d stored article signature(s) loaded%s", loaded,
                     f" (seen since {since:%Y-%m-%d %H:%M} UTC)" if since else "")
@@ -109,6 +121,8 @@ class StoryPipeline:
         fp = adapter.get("fp")
         if adapter.get("kind") != "article" or not fp:
             return item
+        now = self.clock()
+        self._expire(now)
         try:
             assignment = self.clusterer.assign(fp, adapter.get("title"), adapter.get("text"))
         except Exception:  # noqa: BLE001 - an article without story beats a lost article
@@ -120,7 +134,27 @@ class StoryPipeline:
             return item
         adapter["story_id"] = assignment.story_id
         adapter["minhash"] = assignment.signature
+        self._saw(fp, now)
         event = ("new" if assignment.new_story
                  else "joined" if assignment.matched is not None else "known")
         self.stats.inc_value(f"newscrawl/stories/{event}")
         return item
+
+    def _saw(self, fp: str, now: dt.datetime) -> None:
+        """Note that ``fp`` was seen at ``now`` (nothing to note without a window)."""
+        if self.window <= 0:
+            return
+        self._seen.append((now, fp))
+        self._last[fp] = now
+
+    def _expire(self, now: dt.datetime) -> None:
+        """Forget the articles not seen for a window before ``now``."""
+        if self.window <= 0:
+            return
+        cutoff = now - dt.timedelta(seconds=self.window)
+        while self._seen and self._seen[0][0] < cutoff:
+            _, old = self._seen.popleft()
+            if old in self._last and self._last[old] < cutoff:
+                del self._last[old]
+                self.clusterer.forget(old)
+                self.stats.inc_value("newscrawl/stories/forgotten")

@@ -122,3 +122,20 @@ def test_an_unreachable_store_starts_without_earlier_stories(tmp_path, caplog):
     assert crawler.stats.get_value("newscrawl/stories/errors") == 1
     assert "earlier articles not loaded" in caplog.text
     assert p.process_item(_article("a" * 16, "T", WIRE))["story_id"] == "a" * 16
+
+
+def test_articles_not_seen_for_a_window_are_forgotten():
+    from newscrawl.algorithms.stories import StoryClusterer
+
+    crawler = component_crawler()
+    now = [T0]
+    p = StoryPipeline(crawler.stats, StoryClusterer(), window=3600.0, clock=lambda: now[0])
+    p.process_item(_article("a" * 16, "Sanktionen", WIRE))
+    p.process_item(_article("c" * 16, "Sturm", OTHER))
+    now[0] = T0 + dt.timedelta(minutes=50)
+    p.process_item(_article("c" * 16, "Sturm", OTHER))  # seen again: kept
+    now[0] = T0 + dt.timedelta(minutes=70)
+    late = p.process_item(_article("b" * 16, "Strafen", REWRITE))
+    assert "a" * 16 not in p.clusterer and "c" * 16 in p.clusterer
+    assert late["story_id"] == "b" * 16  # its story's article is out of the window
+    assert crawler.stats.get_value("newscrawl/stories/forgotten") == 1

@@ -121,3 +121,11 @@ def base64_bytes(text: str) -> bytes:
 def test_bad_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
         StoryClusterer(**kwargs)
+
+
+def test_forget_drops_an_article_from_the_index():
+    c = StoryClusterer()
+    c.assign("a", "T", WIRE)
+    assert c.forget("a") and not c.forget("a") and len(c) == 0
+    copy = c.assign("b", "Euroleague", REWRITE)
+    assert copy is not None and copy.new_story and copy.story_id == "b"
