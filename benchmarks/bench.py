@@ -39,6 +39,7 @@ from _targets import LINE  # noqa: E402
 #: Every benchmark, cheapest first. (name, extra arguments at the quick size)
 BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("linkclass_quality", ()),
+    ("story_quality", ()),
     ("extraction_quality", ()),
     ("revisit_sim", ()),
     ("crawl_throughput", ()),

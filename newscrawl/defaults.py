@@ -74,6 +74,25 @@ NEWSCRAWL_NEWSRANK_WEIGHTS = {"image": 0.5, "font_size": 0.2, "bold": 0.1, "html
 #: page reached only through featureless node links keeps a small, still ordered weight.
 NEWSCRAWL_NEWSRANK_FLOOR = 0.05
 
+# --- stories across sites (pipelines/stories.py; newscrawl/algorithms/stories.py) -----------
+#: Give every article a ``story_id``: near-duplicates (the same wire copy, lightly edited) share
+#: one, by MinHash / LSH over word shingles (character shingles for Chinese and Japanese).
+NEWSCRAWL_STORIES_ENABLED = True
+#: Resemblance (Jaccard similarity of the shingle sets, 0..1) at or above which an article joins
+#: a known article's story. On the labelled set (benchmarks/story_quality.py) unrelated articles
+#: reach 0.044 at most, rewritten teasers of one article 0.38 at least (one pair without common
+#: text aside).
+NEWSCRAWL_STORIES_THRESHOLD = 0.3
+#: Tokens per shingle (words; characters for Han / kana / Thai text).
+NEWSCRAWL_STORIES_SHINGLE_SIZE = 3
+#: Hash functions per MinHash signature (4 bytes each, stored per article as base64 text).
+#: Changing it makes stored signatures unusable: articles stored before are then not matched.
+NEWSCRAWL_STORIES_NUM_PERM = 128
+#: Articles seen within this long are matched: stored ones (by ``last_seen``) are loaded at the
+#: start, and articles not seen for this long are dropped during a run (seconds; ~18 KiB of
+#: memory per article kept); 0 = every stored article, none dropped.
+NEWSCRAWL_STORIES_WINDOW = 3 * 86400.0
+
 # --- MongoDB storage (extensions/store.py, pipelines/mongo.py) --------------------------------
 NEWSCRAWL_MONGO_ENABLED = True
 #: ``mongodb://`` URI of a real server. Empty: the ``MONGO_URI`` / ``NEWSCRAWL_MONGO_URI``

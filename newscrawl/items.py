@@ -46,6 +46,8 @@ class ArticleItem(_PageFields):
     text = scrapy.Field()  # str: body text
     language = scrapy.Field()  # str | None: ISO 639-1
     description = scrapy.Field()  # str | None
+    story_id = scrapy.Field()  # str: story (near-duplicate cluster) = fp of its first article
+    minhash = scrapy.Field()  # str: MinHash signature, base64 of 32-bit values (stories.py)
 
 
 class NodeItem(_PageFields):

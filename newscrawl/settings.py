@@ -63,6 +63,8 @@ ITEM_PIPELINES = {
     "pipelines.newsrank.NewsRankPipeline": 300,
     # Before the storage pipeline: keeps the stored version of a changed article first.
     "pipelines.crawlstate.CrawlStatePipeline": 700,
+    # story_id and minhash on articles (near-duplicates across sites), before storage.
+    "pipelines.stories.StoryPipeline": 750,
     "pipelines.mongo.MongoPipeline": 800,
 }
 # Run-wide objects, built before the engine and every middleware and pipeline (which reach them

@@ -65,7 +65,7 @@ from newscrawl.store.base import (
 )
 from newscrawl.store.bulk import INSERT_FIRST_MIN_NEW
 from newscrawl.store.facade import NewsStore
-from newscrawl.store.pages import COUNT_KEYS
+from newscrawl.store.pages import COUNT_KEYS, top_stories
 from newscrawl.store.spillfiles import load_spill, replay_state_spill, spill, spill_target
 from newscrawl.store.upgrade import SCHEMA_VERSION
 
@@ -89,4 +89,5 @@ __all__ = [
     "spill",
     "spill_target",
     "replay_state_spill",
+    "top_stories",
 ]

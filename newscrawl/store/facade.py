@@ -20,7 +20,7 @@ from newscrawl.store import upgrade as upgrade_mod
 from newscrawl.store.base import Collections, Doc, guarded, guarded_iter
 from newscrawl.store.bulk import BulkWriter
 from newscrawl.store.crawlstate import CrawlStateStore
-from newscrawl.store.pages import PageStore
+from newscrawl.store.pages import PageStore, top_stories
 from newscrawl.store.schedule import ScheduleStore
 from newscrawl.store.shadow import ShadowStore
 
@@ -249,6 +249,18 @@ class NewsStore:
     def top_articles(self, limit: int = 10) -> list[Doc]:
         """The ``limit`` articles of highest weight (``weight``, ``site``, ``title``, ``url``)."""
         return self._pages.top_articles(limit)
+
+    @guarded("reading story signatures")
+    def story_signatures(self, since: dt.datetime | None = None) -> list[tuple[str, str, Any]]:
+        """``(fp, story_id, minhash)`` of every stored article with a story whose ``last_seen``
+        is at or after ``since`` (tz-aware; None: all): the state of
+        :class:`newscrawl.algorithms.stories.StoryClusterer` (``restore``)."""
+        return self._pages.story_signatures(since)
+
+    @guarded("reading top stories")
+    def top_stories(self, since: dt.datetime | None = None, limit: int = 10) -> list[Doc]:
+        """The stories carried by the most sites (:func:`newscrawl.store.pages.top_stories`)."""
+        return top_stories(self, since, limit)
 
     # -- crawl state ----------------------------------------------------------------------------
 

@@ -325,3 +325,55 @@ class PageStore:
         projection = {"_id": 0, "weight": 1, "site": 1, "title": 1, "url": 1}
         cursor = self.c.articles.find({}, projection).sort("weight", DESCENDING)
         return list(cursor.limit(max(int(limit), 0)))
+
+    def story_signatures(self, since: dt.datetime | None = None) -> list[tuple[str, str, Any]]:
+        """``(fp, story_id, minhash)`` of every article with a story, seen at or after ``since``
+        (``last_seen``; None: all)."""
+        filt: dict[str, Any] = {"story_id": {"$exists": True}, "minhash": {"$exists": True}}
+        if since is not None:
+            filt["last_seen"] = {"$gte": since}
+        cursor = self.c.articles.find(filt, {"_id": 0, "fp": 1, "story_id": 1, "minhash": 1})
+        return [(d["fp"], d["story_id"], d["minhash"]) for d in cursor
+                if d.get("fp") and d.get("story_id") and d.get("minhash")]
+
+
+def top_stories(store_or_collection: Any, since: dt.datetime | None = None,
+                limit: int = 10) -> list[Doc]:
+    """The stories carried by the most sites: articles first stored at or after ``since``
+    (tz-aware; None: all) grouped by ``story_id``, sorted by number of sites, then articles,
+    then the best NewsPageRank weight; at most ``limit``.
+
+    Args:
+        store_or_collection: a :class:`~newscrawl.store.NewsStore` (its ``articles``) or the
+            ``articles`` collection itself.
+
+    Returns:
+        One dict per story: ``story_id``, ``sites`` (sorted list), ``site_count``, ``articles``,
+        ``weight`` (the highest), ``first_seen`` (the earliest), and ``title`` / ``url`` of its
+        highest-weight article.
+    """
+    articles = getattr(store_or_collection, "articles", store_or_collection)
+    filt: dict[str, Any] = {"story_id": {"$exists": True}}
+    if since is not None:
+        filt["first_seen"] = {"$gte": since}
+    projection = {"_id": 0, "story_id": 1, "site": 1, "title": 1, "url": 1, "weight": 1,
+                  "first_seen": 1}
+    stories: dict[str, dict[str, Any]] = {}
+    for doc in articles.find(filt, projection):
+        weight = float(doc.get("weight") or 0.0)
+        row = stories.setdefault(doc["story_id"], {
+            "story_id": doc["story_id"], "sites": set(), "articles": 0, "weight": -1.0,
+            "first_seen": doc.get("first_seen"), "title": None, "url": None})
+        row["sites"].add(doc.get("site"))
+        row["articles"] += 1
+        if doc.get("first_seen") and (row["first_seen"] is None
+                                      or doc["first_seen"] < row["first_seen"]):
+            row["first_seen"] = doc["first_seen"]
+        if weight > row["weight"]:
+            row.update(weight=weight, title=doc.get("title"), url=doc.get("url"))
+    for row in stories.values():
+        row["sites"] = sorted(str(s) for s in row["sites"] if s)
+        row["site_count"] = len(row["sites"])
+    ranked = sorted(stories.values(),
+                    key=lambda r: (-r["site_count"], -r["articles"], -r["weight"], r["story_id"]))
+    return ranked[:max(int(limit), 0)]
