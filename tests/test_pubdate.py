@@ -180,6 +180,9 @@ def test_a_labelled_date_beats_an_event_listing_time_element():
     ("Update 28.04.2023", None),
     ("Datum 31.02.2023", None),  # no such day
     ("Posted 02/12/2024", None),  # slashed: D/M or M/D
+    ("Date: 2020-03-05", date(2020, 3, 5)),
+    ("Release date: 2024-05-01", None),  # a film's, in a review
+    ("date 2024-05-01", None),  # the generic word needs its colon
 ])
 def test_labelled_dates(text, expected):
     from newscrawl.algorithms.pubdate import _labelled_date

@@ -109,16 +109,17 @@ _MONTH_NAMES: Final = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _YEAR: Final = r"(?:199[5-9]|20[0-9]{2})"
 #: A date right after a label that names it the publication date ("Datum 28.04.2023",
 #: "Published: March 5, 2020", "发布日期：2022年01月28日"). Labels of other dates (updated,
-#: modified, 更新, 成文日期 = date written) do not match: the date must follow the label.
+#: modified, 更新, 成文日期 = date written) do not match: the date must follow the label. The
+#: generic words "date" and 日期 count only with a colon and not after another word
+#: ("Date: ..."), so "release date: 2024-05-01" in a review or 成文日期 is not taken.
 _LABELLED_DATE: Final = re.compile(
     r"(?:(?<!\w)(?:published(?:\s+on)?|posted(?:\s+on)?|publication\s+date|date\s+published"
     r"|first\s+published|datum|ver(?:ö|oe)ffentlicht(?:\s+am)?|erschienen(?:\s+am)?"
     r"|publi[ée](?:\s+le)?|date\s+de\s+publication|publicado(?:\s+el)?"
     r"|fecha\s+de\s+publicaci[óo]n|pubblicato(?:\s+il)?|gepubliceerd(?:\s+op)?"
-    r"|опубликовано|дата\s+публикации|date)"
-    r"|发布日期|发布时间|发表日期|发表时间|发布于|发表于|公開日|掲載日|配信日"
-    r"|(?<![\u4e00-\u9fff])日期)"
-    r"[\s:：|\-\u2013]{0,6}"
+    r"|опубликовано|дата\s+публикации)[\s:：|\-\u2013]{0,6}"
+    r"|(?:发布日期|发布时间|发表日期|发表时间|发布于|发表于|公開日|掲載日|配信日)[\s:：|\-\u2013]{0,6}"
+    r"|(?:(?<![^\W\d_]\s)(?<!\w)date|(?<![\u4e00-\u9fff])日期)\s*[:：]\s*)"
     r"(?:(?P<y>" + _YEAR + r")\s*[-/.年]\s*(?P<m>[01]?[0-9])\s*[-/.月]\s*(?P<d>[0-3]?[0-9])(?![0-9])"
     r"|(?P<d2>[0-3]?[0-9])\.\s?(?P<m2>[01]?[0-9])\.\s?(?P<y2>" + _YEAR + r")(?![0-9])"
     r"|(?P<d3>[0-3]?[0-9])\.?\s+(?P<n3>" + _MONTH_NAMES + r")\.?\s+(?P<y3>" + _YEAR + r")(?![0-9])"
