@@ -309,3 +309,41 @@ def test_title_matches_normalisation() -> None:
     assert title_matches("A  title\u200b", "A title")
     assert not title_matches("Swift’s ‘Poets’", "Swift's 'Poets'")
     assert title_matches("Swift’s ‘Poets’", "swift's 'poets'", lenient=True)
+
+
+# --- layout tables ---------------------------------------------------------------------------
+
+
+def test_a_portal_page_of_nested_layout_tables_is_not_output_as_table_rows():
+    # cn.ent.yahoo.com 2005 (set 12, raw GB2312): the page is nested tables; given them as
+    # tables, trafilatura output the navigation and "today's picks" boxes as | cell | rows
+    path = shared_path("corpus", "12_zh-content-extraction_gbk_raw", "original",
+                       "3832838a-d7ea-4da5-86ac-90de11124ab6.html")
+    raw = path.read_bytes().split(b"\n", 1)[1]  # the corpus wrapper line is not the page
+    truth = (path.parent.parent / "cleaned" / path.name.replace(".html", ".txt")).read_text(
+        encoding="utf-8")
+    details: dict = {}
+    text = extract_article(raw, "http://cn.ent.yahoo.com/050427/347/26pbv.html",
+                           _details=details)["text"]
+    assert details["layout_tables"] >= 1
+    assert text.count("|") < 20  # 45 cell separators with the tables kept
+    assert token_f1(text, truth)[2] >= 0.85  # 0.80 with the tables kept
+
+
+def test_layout_tables_are_unwrapped_and_data_tables_kept():
+    from lxml import html as lxml_html
+
+    from newscrawl.algorithms.extraction import unwrap_layout_tables
+
+    tree = lxml_html.document_fromstring(
+        "<html><body><table id=outer><tr><td>nav</td><td>"
+        "<table id=data><tr><th>Year</th><th>Ships</th></tr><tr><td>2024</td><td>455</td></tr></table>"
+        "</td></tr></table><table role=presentation id=p><tr><td>x</td></tr></table>"
+        "<table id=plain><tr><td>a</td><td>b</td></tr></table></body></html>")
+    assert unwrap_layout_tables(tree) == 2
+    assert tree.get_element_by_id("outer").tag == "div"
+    assert tree.get_element_by_id("p").tag == "div"
+    data = tree.get_element_by_id("data")
+    assert data.tag == "table" and [el.tag for el in data.iter("tr", "td", "th")][:3] == ["tr", "th", "th"]
+    assert tree.get_element_by_id("plain").tag == "table"
+    assert not tree.xpath("//div[@id='outer']/tr | //div[@id='outer']//td[not(ancestor::table)]")

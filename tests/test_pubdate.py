@@ -141,3 +141,96 @@ def test_a_utc_time_is_shown_in_the_offset_the_page_gives_elsewhere():
                         extensive=False)
     assert res.source == "jsonld" and res.published == datetime(2019, 10, 18, 22, 4, tzinfo=UTC)
     assert res.local.isoformat() == "2019-10-19T00:04:00+02:00"
+
+
+# --- wrong dates found on the corpus: one test per cause ------------------------------------
+
+
+def _page(*parts: str) -> str:
+    raw = shared_path("corpus", *parts).read_bytes()
+    return (gzip.decompress(raw) if parts[-1].endswith(".gz") else raw).decode("utf-8", "replace")
+
+
+def test_a_labelled_date_beats_htmldate_taking_a_teasers_date():
+    # DW 2023-04-28 (set 04): no date markup; htmldate took the first <span class="date">,
+    # a related story's 24.04.2023; the fact box says "Datum 28.04.2023" (a list item)
+    html = _page("04_fundus_multilingual_articles_gt", "de", "DW_2023_04_28.html.gz")
+    res = extract_article(html, "https://www.dw.com/de/ukrainische-gegenoffensive-ziele-chancen-risiken/"
+                          "a-65464327", fetched_at=datetime(2023, 4, 28, 20, 25, tzinfo=UTC))
+    assert res["published_source"] == "label"
+    assert res["published"].date() == date(2023, 4, 28)
+
+
+def test_a_labelled_date_beats_an_event_listing_time_element():
+    # sonntag-sachsen.de (set 06): "VERÖFFENTLICHT AM 07.06.2019"; before, an unmarked <time> of
+    # an event listing (2019-12-11) won, and htmldate read the header's date of the day
+    html = _page("06_trafilatura_eval", "cache", "sonntag-sachsen.de.emanuel.html")
+    res = resolve_dates(lxml_html.document_fromstring(html),
+                        "https://www.sonntag-sachsen.de/emanuel-scobel-wird-thomanerchor-geschaeftsfuehrer")
+    assert res.source == "label" and res.local == date(2019, 6, 7)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Autor X  Datum 28.04.2023  Schlagwörter", date(2023, 4, 28)),
+    ("Published: March 5, 2020 by X", date(2020, 3, 5)),
+    ("Veröffentlicht am 7. Juni 2019", date(2019, 6, 7)),
+    ("发布日期：2022年01月28日", date(2022, 1, 28)),
+    ("Aktualisiert am 05.04.2025", None),  # an update, not the publication
+    ("成文日期：2022年01月27日", None),  # the date a decree was written
+    ("Update 28.04.2023", None),
+    ("Datum 31.02.2023", None),  # no such day
+    ("Posted 02/12/2024", None),  # slashed: D/M or M/D
+    ("Date: 2020-03-05", date(2020, 3, 5)),
+    ("Release date: 2024-05-01", None),  # a film's, in a review
+    ("date 2024-05-01", None),  # the generic word needs its colon
+])
+def test_labelled_dates(text, expected):
+    from newscrawl.algorithms.pubdate import _labelled_date
+
+    assert _labelled_date(text) == expected
+
+
+def test_htmldate_does_not_take_the_date_of_a_linked_page():
+    # NHK News Web Easy (set 06): the only full date htmldate found was in the path of the link
+    # to the regular news version, /news/html/20190619/...; the page is of 2019-06-24
+    html = _page("06_trafilatura_eval", "eval_selected", "nhk.or.jp.k100.html")
+    res = resolve_dates(lxml_html.document_fromstring(html),
+                        "https://www3.nhk.or.jp/news/easy/k10011959621000/k10011959621000.html")
+    assert res.local != date(2019, 6, 19)
+    tree = _tree(body='<ul><li><a href="/news/2019/06/19/other-story.html">Other story</a></li></ul>')
+    assert resolve_dates(tree, "https://example.com/news/a-story").published is None
+
+
+def test_text_timestamps_of_a_comment_list_are_not_the_pages():
+    # blog.chinesenewsnet.com 2006 (set 12): a sidebar list of recent comments, each
+    # "<li><a>post</a> ... (2006-12-24 03:45:27)</li>", came before the post's own date
+    raw, _truth = _set12("35687fb1-3d1f-46ac-a1c1-30ae027b2ae4.html")
+    details: dict = {}
+    extract_article(raw, "http://blog.chinesenewsnet.com/?p=1700", _details=details)
+    assert not any(c.source == "text" and c.day == date(2006, 12, 24) for c in details["date_candidates"])
+    tree = _tree(body="<ul><li><a href='/p/1'>Other post</a> (2006-12-24 03:45:27)</li></ul>"
+                      "<p>Xinhua 2005-09-19 10:00</p>")
+    res = resolve_dates(tree, "https://example.com/?p=1700")
+    assert res.source == "text" and res.published == datetime(2005, 9, 19, 10, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("发布日期： 7/5/2005 9:23:57 PM", datetime(2005, 7, 5, 21, 23, 57)),  # 12-hour clock: US order
+    ("9/17/2004 5:54:13", datetime(2004, 9, 17, 5, 54, 13)),  # 17 is no month
+    ("17/09/2004 05:54", datetime(2004, 9, 17, 5, 54)),  # 17 is no month: day first
+    ("Eix 02/12/2024 10:16 horas", None),  # El Mundo: 2 December, not February 12
+])
+def test_slashed_timestamps_are_read_only_when_the_order_is_unambiguous(text, expected):
+    from newscrawl.algorithms.pubdate import _text_timestamp
+
+    assert _text_timestamp(text) == expected
+
+
+def test_an_ambiguous_spanish_byline_is_not_read_month_first():
+    # El Mundo 2024-12-02 (set 04): "02/12/2024 10:16 horas" was read as 2024-02-12
+    from newscrawl.algorithms.pubdate import _text_timestamp, _visible_text
+
+    html = _page("04_fundus_multilingual_articles_gt", "es", "ElMundo_2024_12_02.html.gz")
+    assert "02/12/2024" in html
+    stamp = _text_timestamp(_visible_text(lxml_html.document_fromstring(html), lists=False))
+    assert stamp is None or stamp.date() != date(2024, 2, 12)
