@@ -91,12 +91,12 @@ def records(store: NewsStore, *, since: dt.datetime | None, site: str | None,
             versions: bool, batch: int) -> Iterator[dict[str, Any]]:
     """The articles (``record: "article"``) and, with ``versions``, after each batch of
     ``batch`` articles, their previous versions (``record: "version"``)."""
-    host = None
-    if site and registered_domain(site) != site.lower():
-        site, host = None, site.lower()
+    host: str | None = None
+    name = site.lower().strip() if site else None
+    if name and registered_domain(name) != name:
+        name, host = None, name
     pending: list[str] = []
-    for doc in store.iter_articles(since=since, site=site.lower() if site else None, host=host,
-                                   batch_size=batch):
+    for doc in store.iter_articles(since=since, site=name, host=host, batch_size=batch):
         yield {"record": "article", **doc}
         if versions and doc.get("fp"):
             pending.append(str(doc["fp"]))

@@ -101,11 +101,13 @@ def sources() -> list[dict[str, Any]]:
             ("https://www.sueddeutsche.de/", "sueddeutsche.de", "entry", None, 0.25),
             ("https://www.sueddeutsche.de/sport", "sueddeutsche.de", "node", None, 1.0)]
     out = []
-    for url, site, role, kind, rate in rows:
+    for i, (url, site, role, kind, rate) in enumerate(rows):
         record: dict[str, Any] = {"_id": page_fp(url), "fp": page_fp(url), "url": url, "site": site,
                                   "host": url.split("/")[2], "role": role, "rate": rate,
                                   "last_visit": NOW, "first_seen": NOW - dt.timedelta(days=1),
-                                  "visits": 3}
+                                  "visits": 3, "estimator": "channel",
+                                  # every other page due an hour ago, the rest in ten years
+                                  "due": NOW + (dt.timedelta(hours=-1) if i % 2 == 0 else dt.timedelta(days=3650))}
         if kind:
             record["kind"] = kind
         out.append(record)
