@@ -29,6 +29,7 @@ import argparse
 import csv
 import datetime as dt
 import json
+import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack
@@ -224,6 +225,9 @@ def main(argv: list[str] | None = None, *, prog: str = "newscrawl export") -> in
                     open(args.output, "w", encoding="utf-8", newline=""))
                 n = write_jsonl(rows, out) if args.format == "jsonl" else write_csv(rows, out)
                 out.flush()
+    except BrokenPipeError:  # `newscrawl export | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except NoStore as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

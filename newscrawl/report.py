@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None, *, prog: str = "newscrawl report") -> in
     except (StoreError, RuntimeError, ValueError, TimeoutError) as exc:
         print(f"{prog}: cannot read the store: {exc}", file=sys.stderr)
         return 1
-    render_terminal(console, f"newscrawl: {where}", rows, report)
+    render_terminal(console, f"newscrawl: {where}", rows, report)  # rich ends a broken pipe quietly
     if args.html:
         from newscrawl.report_html import write_html
 
