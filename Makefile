@@ -16,11 +16,12 @@ export NEWSCRAWL_DATA_DIR ?= $(CURDIR)/data
 
 .PHONY: crawl test bench typecheck setup setup-replay clean
 
-$(VENV)/.installed: requirements.txt requirements-test.txt
+$(VENV)/.installed: requirements.txt requirements-test.txt setup.py
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=python3)"; exit 1; }
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet -r requirements-test.txt
+	$(VENV)/bin/python -m pip install --quiet --no-deps -e .  # the `newscrawl` command, from any directory
 	touch $@
 
 $(REPLAY_VENV)/.installed: requirements-replay.txt

@@ -1,4 +1,5 @@
-"""Packaging for scrapyd eggs and ``pip install -e .``.
+"""Packaging for scrapyd eggs and ``pip install -e .`` (``make setup`` runs it: the ``newscrawl``
+command in the virtualenv, working from any directory).
 
 Packages are listed explicitly (tests and benchmarks are not shipped; a test checks that every
 package of the tree is listed) and the ``scrapy`` entry point names the settings module, as
@@ -17,7 +18,9 @@ setup(
     package_data={"newscrawl": ["py.typed"]},  # PEP 561: the package ships its type hints
     entry_points={
         "scrapy": ["settings = newscrawl.settings"],
-        "console_scripts": ["newscrawl = newscrawl.cli:main"],  # newscrawl schedule|report
+        "console_scripts": ["newscrawl = newscrawl.cli:main"],  # newscrawl crawl|report|export|schedule
     },
+    # `newscrawl export --format parquet` only (pyarrow is about 170 MB installed)
+    extras_require={"parquet": ["pyarrow==26.0.1"]},
     zip_safe=False,
 )

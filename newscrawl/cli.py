@@ -1,22 +1,132 @@
-"""The ``newscrawl`` command: ``newscrawl schedule ...`` and ``newscrawl report ...``.
+"""The ``newscrawl`` command: ``crawl``, ``report``, ``export`` and ``schedule``.
 
-Installed as a console script by ``setup.py`` (``newscrawl = newscrawl.cli:main``); without
-installing, ``python -m newscrawl schedule ...`` does the same from the project folder.
+Installed as a console script by ``setup.py`` (``newscrawl = newscrawl.cli:main``; ``make setup``
+and ``pip install -e .`` put it into the virtualenv), so it works from any directory; without
+installing, ``python -m newscrawl COMMAND ...`` does the same from the project folder.
 
-* ``schedule`` — ask scrapyd to crawl the sites that are due (:mod:`newscrawl.schedule`);
-* ``report`` — per-site counts and top articles of the store (:mod:`newscrawl.report`).
+* ``crawl`` — ``scrapy crawl news`` with the project's settings from any directory
+  (:func:`crawl_main`); bare URLs become ``-a start_urls=``, ``--watch`` is ``-a watch=1``;
+* ``report`` — per-site counts, freshness and top stories; ``--html FILE`` for the charts
+  (:mod:`newscrawl.report`);
+* ``export`` — stored articles as JSON lines, CSV or Parquet (:mod:`newscrawl.export`);
+* ``schedule`` — ask scrapyd to crawl the sites that are due (:mod:`newscrawl.schedule`).
+
+Every command reading a store refuses a data folder that does not exist (exit status 2, one
+line) instead of starting an empty store there.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 USAGE = """usage: newscrawl COMMAND [options]
 
 commands:
-  schedule   ask scrapyd to crawl the sites of a seeds file that are due (--help for options)
-  report     per-site counts and the top articles of the store (--help for options)
+  crawl      crawl news entry URLs into the store: newscrawl crawl URL [URL...] [--watch]
+             [--data-dir DIR] [scrapy crawl options: -a NAME=VALUE, -s NAME=VALUE, -O FILE ...]
+  report     per-site counts, freshness and top stories of the store (--html FILE for charts)
+  export     stored articles as jsonl, csv or parquet (--since, --site, --versions)
+  schedule   ask scrapyd to crawl the sites of a seeds file that are due
+  (COMMAND --help for the options of each)
 """
+
+#: ``scrapy crawl`` options that take a value (passed through as they are).
+_VALUE_OPTIONS = frozenset({"-a", "-s", "--set", "-o", "--output", "-O", "--overwrite-output",
+                            "-t", "--output-format", "--logfile", "-L", "--loglevel", "--pidfile"})
+
+CRAWL_USAGE = """usage: newscrawl crawl [URL ...] [--watch] [--data-dir DIR] [scrapy crawl options]
+
+Runs `scrapy crawl news` with the project's settings from any directory. Bare URLs are the
+entries (-a start_urls=URL,URL); --watch keeps crawling (-a watch=1; with -a for=1h, -a rate=N);
+--data-dir DIR is the embedded store folder (default ./data, or env NEWSCRAWL_DATA_DIR). Every
+other argument is passed to `scrapy crawl news` (-a seeds=FILE, -a depth=N, -s NAME=VALUE,
+-O items.jsonl, --loglevel INFO ...). Exit status: 0 a good run, 1 a failed run, 2 a run that
+could not start (see `scrapy crawl`).
+"""
+
+
+def crawl_args(argv: list[str]) -> tuple[list[str], str | None]:
+    """Translate ``newscrawl crawl`` arguments to ``scrapy crawl news`` arguments.
+
+    Returns ``(scrapy_args, data_dir)``: bare URLs joined into one ``-a start_urls=``,
+    ``--watch`` as ``-a watch=1``, ``--data-dir DIR`` taken out (None when absent); every other
+    argument kept in order.
+
+    Raises:
+        ValueError: an option that needs a value is last.
+    """
+    out: list[str] = []
+    urls: list[str] = []
+    data_dir: str | None = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--watch":
+            out += ["-a", "watch=1"]
+        elif arg == "--data-dir" or arg.startswith("--data-dir="):
+            if "=" in arg:
+                data_dir = arg.split("=", 1)[1]
+            else:
+                if i + 1 >= len(argv):
+                    raise ValueError("--data-dir needs a folder")
+                i += 1
+                data_dir = argv[i]
+        elif arg in _VALUE_OPTIONS:
+            if i + 1 >= len(argv):
+                raise ValueError(f"{arg} needs a value")
+            out += [arg, argv[i + 1]]
+            i += 1
+        elif not arg.startswith("-"):
+            urls.append(arg)
+        else:
+            out.append(arg)
+        i += 1
+    if urls:
+        out = ["-a", "start_urls=" + ",".join(urls), *out]
+    return out, data_dir
+
+
+def crawl_main(argv: list[str]) -> int:
+    """``newscrawl crawl``: run the project's ``crawl`` command (:mod:`newscrawl.commands.crawl`)
+    in this process, from any directory; return its exit status.
+
+    The settings module is ``newscrawl.settings`` unless ``SCRAPY_SETTINGS_MODULE`` names
+    another; ``--data-dir`` sets env ``NEWSCRAWL_DATA_DIR`` (absolute) for this run.
+    """
+    if argv and argv[0] in ("-h", "--help"):
+        print(CRAWL_USAGE, end="")
+        return 0
+    try:
+        args, data_dir = crawl_args(argv)
+    except ValueError as exc:
+        print(f"newscrawl crawl: {exc}\n{CRAWL_USAGE}", end="", file=sys.stderr)
+        return 2
+    if not any(a.startswith(("start_urls=", "seeds=")) for a in args):
+        print(f"newscrawl crawl: give at least one entry URL (or -a seeds=FILE)\n{CRAWL_USAGE}",
+              end="", file=sys.stderr)
+        return 2
+    if data_dir is not None:
+        os.environ["NEWSCRAWL_DATA_DIR"] = str(Path(data_dir).resolve())
+    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "newscrawl.settings")
+    from scrapy.cmdline import execute
+
+    try:
+        execute(["scrapy", "crawl", "news", *args])
+    except SystemExit as exc:  # execute() always ends with sys.exit(status)
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    else:  # pragma: no cover - execute() does not return
+        status = 0
+    if status == 0 and not (os.environ.get("NEWSCRAWL_MONGO_URI") or os.environ.get("MONGO_URI")):
+        from newscrawl.embedded import resolve_data_dir
+
+        folder = Path(resolve_data_dir(None)).resolve()
+        print(f"\nResults: embedded store in {folder}\n"
+              f"  newscrawl report --data-dir {folder}\n"
+              f"  newscrawl report --data-dir {folder} --html report.html\n"
+              f"  newscrawl export --data-dir {folder} --format csv -o articles.csv")
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, end="")
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
+    if command == "crawl":
+        return crawl_main(rest)
     if command == "schedule":
         from newscrawl.schedule import main as schedule_main
 
@@ -34,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         from newscrawl.report import main as report_main
 
         return report_main(rest)
+    if command == "export":
+        from newscrawl.export import main as export_main
+
+        return export_main(rest)
     print(f"newscrawl: unknown command {command!r}\n{USAGE}", end="", file=sys.stderr)
     return 2
 

@@ -1,63 +1,172 @@
-"""``python -m newscrawl.report``: what the store holds, per site, as a terminal table.
+"""``newscrawl report``: what the store holds, per site, in the terminal or as one HTML page.
 
-Reads the same MongoDB the crawl wrote (``--uri`` / ``MONGO_URI`` / ``NEWSCRAWL_MONGO_URI``, else
-the embedded store of ``--data-dir``, started for the report and stopped after unless it was
-already running). Prints per site: articles, nodes, links per class, newest publication time,
-and the top articles by NewsPageRank weight.
+Reads the store a crawl wrote (:mod:`newscrawl.readstore`: ``--uri`` / env, else the embedded
+store of ``--data-dir``; a data folder that does not exist is an error, exit status 2). Prints
+per site: articles, channel pages, links per class, newest publication time; freshness over the
+window (``--days``, ending at ``--now`` or at the newest capture): new articles per hour, median
+and p90 publication → capture delay, channels and their estimated rate of new links; the top
+stories by NewsPageRank weight (full titles, wrapped); the stories carried by several sites; the
+sources (channel pages, feeds) with their rates. ``--html FILE`` writes the same as one
+self-contained page with charts (:mod:`newscrawl.report_html`). The figures are computed by
+:mod:`newscrawl.algorithms.analytics`; this module reads the store and lays them out.
+
+Exit status: 0 done, 1 the store could not be read, 2 usage or no store.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from newscrawl import defaults
-from newscrawl.embedded import resolve_mongo_uri
-from newscrawl.store import NewsStore
+from newscrawl.algorithms.analytics import Report, ReportBuilder, as_utc, format_seconds
+from newscrawl.readstore import NoStore, reading_store
+from newscrawl.store import NewsStore, StoreError
+
+#: Article fields the report reads (a projection: bodies are never transferred).
+REPORT_FIELDS = ("site", "first_seen", "published", "weight", "title", "url", "fp", "story_id",
+                 "sources")
+CLASSES = ("downward", "horizontal", "crosswise", "upward", "outward", "frame")
+SHORT = {"downward": "down", "horizontal": "horiz", "crosswise": "cross", "upward": "up",
+         "outward": "out", "frame": "frame"}
 
 
-def site_summary(store: NewsStore) -> list[dict]:
+def site_summary(store: NewsStore) -> list[dict[str, Any]]:
     """Return one row per site: ``{site, articles, nodes, newest, links: {class: n}}``."""
     return store.site_summary()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m newscrawl.report", description=__doc__.split("\n")[0])
+def parse_time(value: str) -> dt.datetime:
+    """An ISO 8601 date or time (``2026-12-01``, ``2026-12-01T08:00:00Z``) as tz-aware UTC.
+
+    Raises:
+        argparse.ArgumentTypeError: not ISO 8601.
+    """
+    try:
+        parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date or time: {value!r}") from None
+    result = as_utc(parsed)
+    assert result is not None
+    return result
+
+
+def build_report(store: NewsStore, *, now: dt.datetime | None, days: float, top: int) -> Report:
+    """Stream the window's articles and the sources from ``store`` into a :class:`Report`;
+    ``now`` None: the newest capture in the store (else the wall clock for an empty store)."""
+    end = now or store.newest_capture() or dt.datetime.now(dt.timezone.utc)
+    builder = ReportBuilder(end, days=days, top=top)
+    for doc in store.iter_articles(since=builder.start, fields=REPORT_FIELDS):
+        builder.add_article(doc)
+    for record in store.iter_sources():
+        builder.add_source(record)
+    return builder.build()
+
+
+def render_terminal(console: Console, title: str, rows: list[dict[str, Any]], report: Report) -> None:
+    """Print the report's tables; long titles and URLs wrap, nothing is cut."""
+    table = Table(title=title)
+    for col in ["site", "articles", "nodes", "newest (UTC)", *(SHORT[c] for c in CLASSES)]:
+        table.add_column(col, justify="left" if col == "site" else "right", overflow="fold")
+    for row in rows:
+        newest = row.get("newest")
+        table.add_row(str(row["site"]), str(row.get("articles", 0)), str(row.get("nodes", 0)),
+                      newest.strftime("%Y-%m-%d %H:%M") if newest else "-",
+                      *(str(row["links"].get(c, 0)) for c in CLASSES))
+    console.print(table)
+
+    window = f"{report.start:%Y-%m-%d %H:%M} – {report.now:%Y-%m-%d %H:%M} UTC"
+    fresh = Table(title=f"freshness, {window}")
+    for col in ("site", "new articles", "new/hour", "delay median", "delay p90", "dated",
+                "channels", "channel rate/h"):
+        fresh.add_column(col, justify="left" if col == "site" else "right", overflow="fold")
+    for site in report.sites:
+        fresh.add_row(site.site, str(site.articles), f"{site.per_hour:.2f}",
+                      format_seconds(site.median_delay), format_seconds(site.p90_delay),
+                      str(len(site.delays)), str(site.channels),
+                      f"{site.channel_rate:.2f}" if site.channels else "-")
+    console.print(fresh)
+
+    label = "stories" if report.clustered else "articles"
+    stories = Table(title=f"top {len(report.stories)} {label} by NewsPageRank weight")
+    stories.add_column("weight", justify="right", no_wrap=True)
+    stories.add_column("sites", justify="right", no_wrap=True)
+    stories.add_column("title", overflow="fold", ratio=3)
+    stories.add_column("url", overflow="fold", ratio=2)
+    for story in report.stories:
+        stories.add_row(f"{story.weight:.3f}", ", ".join(sorted(story.sites)), story.title or "-",
+                        story.url)
+    console.print(stories)
+    if report.widest:
+        wide = Table(title="stories carried by the most sites")
+        wide.add_column("sites", justify="right")
+        wide.add_column("articles", justify="right")
+        wide.add_column("title", overflow="fold")
+        for story in report.widest:
+            wide.add_row(str(len(story.sites)), str(story.articles), story.title)
+        console.print(wide)
+    if report.sources:
+        sources = Table(title="sources by estimated rate of new links")
+        for col in ("kind", "rate/h", "articles", "url"):
+            sources.add_column(col, justify="right" if col in ("rate/h", "articles") else "left",
+                               overflow="fold")
+        for source in report.sources:
+            sources.add_row(source.kind, "-" if source.rate is None else f"{source.rate:.2f}",
+                            str(source.articles), source.url)
+        console.print(sources)
+
+
+def make_parser(prog: str = "newscrawl report") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("--uri", default="", help="MongoDB URI (default: env, else embedded store)")
     parser.add_argument("--data-dir", default=None, help="embedded store folder (default ./data)")
     parser.add_argument("--database", default=defaults.NEWSCRAWL_MONGO_DATABASE)
-    parser.add_argument("--top", type=int, default=10, help="top articles by weight to list")
+    parser.add_argument("--top", type=int, default=10, help="top stories and sources to list")
+    parser.add_argument("--days", type=float, default=7.0,
+                        help="freshness window in days, ending at --now (default 7)")
+    parser.add_argument("--now", type=parse_time, default=None,
+                        help="end of the window, ISO 8601 (default: the newest capture)")
+    parser.add_argument("--html", default=None, metavar="FILE",
+                        help="also write the report with charts to FILE (one self-contained page)")
+    return parser
+
+
+def main(argv: list[str] | None = None, *, prog: str = "newscrawl report") -> int:
+    """Run the command; return its exit status (0 done, 1 store error, 2 usage / no store)."""
+    parser = make_parser(prog)
     args = parser.parse_args(argv)
-    uri, embedded = resolve_mongo_uri(args.uri, args.data_dir or defaults.NEWSCRAWL_DATA_DIR)
+    if args.top < 0 or not args.days > 0:
+        parser.error("--top must be >= 0 and --days > 0")
     console = Console()
+    if not console.is_terminal:  # a pipe or file: wide enough for the tables, titles still wrap
+        console = Console(width=140)
     try:
-        with NewsStore.connect(uri, args.database) as store:
-            table = Table(title=f"newscrawl store {uri}{args.database}")
-            classes = ["downward", "horizontal", "crosswise", "upward", "outward", "frame"]
-            short = {"downward": "down", "horizontal": "horiz", "crosswise": "cross", "upward": "up", "outward": "out", "frame": "frame"}
-            for col in ["site", "articles", "nodes", "newest (UTC)", *(short[c] for c in classes)]:
-                table.add_column(col, justify="left" if col == "site" else "right")
-            for row in site_summary(store):
-                newest = row.get("newest")
-                table.add_row(str(row["site"]), str(row.get("articles", 0)), str(row.get("nodes", 0)),
-                              newest.strftime("%Y-%m-%d %H:%M") if newest else "-",
-                              *(str(row["links"].get(c, 0)) for c in classes))
-            console.print(table)
-            top = Table(title=f"top {args.top} articles by NewsPageRank weight")
-            for col in ("weight", "site", "title", "url"):
-                top.add_column(col)
-            for doc in store.top_articles(args.top):
-                top.add_row(f"{doc.get('weight', 0):.3f}", str(doc.get("site")), str(doc.get("title"))[:60],
-                            str(doc.get("url")))
-            console.print(top)
-    finally:
-        if embedded is not None:
-            embedded.stop()
+        with reading_store(args.uri, args.data_dir, args.database) as (store, where):
+            rows = site_summary(store)
+            report = build_report(store, now=args.now, days=args.days, top=args.top)
+    except NoStore as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except (StoreError, RuntimeError, ValueError, TimeoutError) as exc:
+        print(f"{prog}: cannot read the store: {exc}", file=sys.stderr)
+        return 1
+    render_terminal(console, f"newscrawl: {where}", rows, report)  # rich ends a broken pipe quietly
+    if args.html:
+        from newscrawl.report_html import write_html
+
+        try:
+            write_html(args.html, report, rows, title=f"newscrawl report: {where}")
+        except OSError as exc:
+            print(f"{prog}: cannot write {args.html}: {exc}", file=sys.stderr)
+            return 1
+        console.print(f"HTML report written to {args.html}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python -m newscrawl.report"))

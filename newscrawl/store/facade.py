@@ -21,6 +21,7 @@ from newscrawl.store.base import Collections, Doc, guarded, guarded_iter
 from newscrawl.store.bulk import BulkWriter
 from newscrawl.store.crawlstate import CrawlStateStore
 from newscrawl.store.pages import PageStore, top_stories
+from newscrawl.store.reading import AnalystReader, article_filter
 from newscrawl.store.schedule import ScheduleStore
 from newscrawl.store.shadow import ShadowStore
 
@@ -61,6 +62,7 @@ class NewsStore:
         self._state = CrawlStateStore(self.collections, self.bulk)
         self._shadow = ShadowStore(self.collections)
         self._schedule = ScheduleStore(self.collections)
+        self._reader = AnalystReader(self.collections)
         c = self.collections
         self.articles, self.nodes, self.links = c.articles, c.nodes, c.links
         self.pages, self.hosts, self.versions = c.pages, c.hosts, c.versions
@@ -261,6 +263,35 @@ class NewsStore:
     def top_stories(self, since: dt.datetime | None = None, limit: int = 10) -> list[Doc]:
         """The stories carried by the most sites (:func:`newscrawl.store.pages.top_stories`)."""
         return top_stories(self, since, limit)
+
+    # -- analysts' reads (newscrawl export / report) ---------------------------------------------
+
+    def iter_articles(self, *, since: dt.datetime | None = None, site: str | None = None,
+                      host: str | None = None, fields: Sequence[str] | None = None,
+                      batch_size: int = 500) -> Iterator[Doc]:
+        """Stored articles first stored at or after ``since`` (tz-aware), of registered domain
+        ``site`` and / or ``host`` (None: all), streamed ``batch_size`` per round trip, without
+        ``_id`` (only ``fields`` when given). Raises :class:`StoreError` while iterating."""
+        query = article_filter(since=since, site=site, host=host)
+        return guarded_iter(self._reader.iter_articles(query, fields=fields, batch_size=batch_size),
+                            "reading articles")
+
+    @guarded("reading article versions")
+    def versions_of(self, fps: Sequence[str]) -> list[Doc]:
+        """The previous versions (``article_versions``) of the articles ``fps``, by fp and
+        version number."""
+        return self._reader.versions_of(fps)
+
+    def iter_sources(self, *, batch_size: int = 500) -> Iterator[Doc]:
+        """Crawl-state records of the pages that list articles (entry and channel pages, feeds,
+        sitemaps): ``url, site, host, role, kind, rate`` (new links per hour), ``last_visit,
+        visits, first_seen``. Raises :class:`StoreError` while iterating."""
+        return guarded_iter(self._reader.iter_sources(batch_size=batch_size), "reading sources")
+
+    @guarded("reading the newest capture")
+    def newest_capture(self) -> dt.datetime | None:
+        """The latest ``first_seen`` of any stored article (None for an empty store)."""
+        return self._reader.newest_capture()
 
     # -- crawl state ----------------------------------------------------------------------------
 

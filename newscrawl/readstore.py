@@ -1,0 +1,82 @@
+"""Open the store a crawl wrote, for a command that only reads it (``newscrawl report``,
+``newscrawl export``).
+
+The server is the configured one (``--uri``, env ``NEWSCRAWL_MONGO_URI``, env ``MONGO_URI``) or
+else the embedded store of the data folder (``--data-dir``, env ``NEWSCRAWL_DATA_DIR``, default
+``./data``), started for the command and stopped after unless it was already running. Unlike a
+crawl, a reading command never creates a store: a data folder that does not exist, or holds no
+store, is :class:`NoStore` with a message saying what to do.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
+from newscrawl.embedded.folder import DataFolder
+from newscrawl.embedded.uri import URI_ENV_VARS
+from newscrawl.store import NewsStore
+
+
+class NoStore(Exception):
+    """There is no store to read: the data folder does not exist or holds no store."""
+
+
+def configured_uri(uri: str | None) -> str:
+    """The MongoDB URI given (argument, then env ``NEWSCRAWL_MONGO_URI`` / ``MONGO_URI``), or
+    ``""`` for the embedded store."""
+    for candidate in (uri, *(os.environ.get(name) for name in URI_ENV_VARS)):
+        if candidate and candidate.strip():
+            return candidate.strip()
+    return ""
+
+
+def check_data_dir(data_dir: str | None) -> Path:
+    """The absolute embedded data folder of ``data_dir`` (see :func:`resolve_data_dir`).
+
+    Raises:
+        NoStore: the folder does not exist, or has no ``db/`` folder (never crawled into).
+    """
+    folder = Path(resolve_data_dir(data_dir)).expanduser().resolve()
+    if not folder.is_dir():
+        raise NoStore(f"no store at {folder}: the data folder does not exist (crawl first with "
+                      f"`newscrawl crawl URL --data-dir {folder}`, or give the folder of a crawl "
+                      f"with --data-dir, or a server with --uri)")
+    if not DataFolder(folder).db_dir.is_dir():
+        raise NoStore(f"no store at {folder}: the folder holds no store (no db/ folder; give the "
+                      f"folder a crawl wrote with --data-dir)")
+    return folder
+
+
+@contextmanager
+def reading_store(uri: str | None, data_dir: str | None,
+                  database: str) -> Iterator[tuple[NewsStore, str]]:
+    """Yield ``(store, where)`` for reading; ``where`` names the server or folder (no password).
+
+    Raises:
+        NoStore: see :func:`check_data_dir` (only when no URI is configured).
+        RuntimeError: the embedded server could not be started.
+        ValueError: a malformed URI.
+    """
+    given = configured_uri(uri)
+    folder = None if given else check_data_dir(data_dir)
+    resolved, embedded = resolve_mongo_uri(given, str(folder) if folder else None)
+    where = f"embedded store in {folder}" if folder else _without_password(resolved)
+    try:
+        with NewsStore.connect(resolved, database) as store:
+            yield store, f"{where} (database {database})"
+    finally:
+        if embedded is not None:
+            embedded.stop()
+
+
+def _without_password(uri: str) -> str:
+    """``uri`` without its user information (``//user:secret@`` → ``//``)."""
+    head, sep, rest = uri.partition("//")
+    if not sep:
+        return uri
+    authority, slash, tail = rest.partition("/")
+    return head + sep + authority.rpartition("@")[2] + slash + tail

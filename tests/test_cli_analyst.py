@@ -1,0 +1,189 @@
+"""The ``newscrawl`` command from another directory: ``crawl``, ``report`` (terminal and
+``--html``), ``export`` (jsonl, csv, parquet), and a data folder that does not exist.
+
+The commands run as subprocesses (``python -m newscrawl``) in a temporary working directory,
+with the checkout on ``PYTHONPATH`` the way the installed console script finds it; the store is
+an embedded one filled by :func:`tests.analystdata.fill` (or by a real crawl of the mock site).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from newscrawl.cli import crawl_args
+from newscrawl.embedded import EmbeddedMongo
+from newscrawl.store import NewsStore
+from tests import analystdata
+from tests.helpers import LOOPBACK_SITES, REPO, served
+
+
+def run(args: list[str], cwd: Path, *, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m newscrawl ARGS`` in ``cwd`` (not the checkout), no configured MongoDB."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI", "NEWSCRAWL_DATA_DIR")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-m", "newscrawl", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """An embedded data folder holding the analysts' sample store; its server keeps running for
+    the module (the commands reuse it) and is stopped at the end."""
+    folder = tmp_path_factory.mktemp("analyst-data")
+    server = EmbeddedMongo(folder)
+    uri = server.start()
+    with NewsStore.connect(uri, "newscrawl", timeout=5.0) as store:
+        analystdata.fill(store)
+    yield folder
+    server.stop()
+
+
+@pytest.fixture
+def elsewhere(tmp_path) -> Path:
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    return cwd
+
+
+def test_crawl_args_translate_urls_watch_and_data_dir():
+    args, data_dir = crawl_args(["https://a.example/", "--watch", "-a", "for=10m", "https://b.example/x",
+                                 "--data-dir", "d", "-s", "NEWSCRAWL_DEPTH=1", "-O", "items.jsonl"])
+    assert args == ["-a", "start_urls=https://a.example/,https://b.example/x", "-a", "watch=1",
+                    "-a", "for=10m", "-s", "NEWSCRAWL_DEPTH=1", "-O", "items.jsonl"]
+    assert data_dir == "d"
+    with pytest.raises(ValueError):
+        crawl_args(["https://a.example/", "-s"])
+
+
+def test_missing_data_dir_is_a_clear_error_for_report_and_export(elsewhere):
+    missing = elsewhere / "no-such-folder"
+    for command in (["report"], ["export", "--format", "csv"]):
+        proc = run([*command, "--data-dir", str(missing)], elsewhere)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert f"no store at {missing}" in proc.stderr and "does not exist" in proc.stderr
+        assert not missing.exists()  # nothing created there
+
+
+def test_crawl_without_entries_is_a_usage_error(elsewhere):
+    proc = run(["crawl", "--watch"], elsewhere)
+    assert proc.returncode == 2 and "give at least one entry URL" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def _plain(text: str) -> str:
+    """The words of a rich table's output, box characters and line breaks removed."""
+    for ch in "│┃┏┓┗┛┡┩━─┳┻╇╈┼└┘┌┐├┤┴┬":
+        text = text.replace(ch, " ")
+    return " ".join(text.split())
+
+
+def test_report_from_another_directory_shows_freshness_full_titles_stories_and_sources(data_dir, elsewhere):
+    proc = run(["report", "--data-dir", str(data_dir)], elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    words = _plain(out)
+    # the long title is wrapped, never cut
+    for word in analystdata.LONG_TITLE.split():
+        assert word in words
+    assert "…" not in out
+    # freshness of zeit.de, computed here from the sample's own figures
+    zeit = [a for a in analystdata.articles() if a["site"] == "zeit.de"]
+    window_start = analystdata.NOW.timestamp() - 7 * 86400
+    delays = [(a["fetched_at"] - a["published"]).total_seconds() / 60 for a in zeit
+              if a["published"] is not None and a["published"].timestamp() >= window_start]
+    assert f"{statistics.median(delays):.1f} min" in out
+    line = next(l for l in out.splitlines() if "zeit.de" in l and " min" in l)
+    assert f"{len(zeit)}" in line.split()
+    # the story carried by both sites, and the feed with its rate
+    assert "stories carried by the most sites" in out
+    assert "https://newsfeed.zeit.de/index" in out and "6.00" in out
+
+
+class LoadingTags(HTMLParser):
+    """Collects the tags of a page that make a browser fetch something (script / img / iframe
+    with a ``src``, stylesheets); script bodies are not parsed as markup."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, list]] = []
+
+    def handle_starttag(self, tag, attrs):
+        names = {name for name, _ in attrs}
+        if (tag in ("script", "img", "iframe", "embed", "source", "video", "audio") and "src" in names) \
+                or tag in ("link", "object", "base"):
+            self.found.append((tag, attrs))
+
+
+def test_report_html_is_one_page_without_network_references(data_dir, elsewhere):
+    proc = run(["report", "--data-dir", str(data_dir), "--html", "r.html"], elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    page = (elsewhere / "r.html").read_text(encoding="utf-8")
+    assert page.count('class="plotly-graph-div"') == 5
+    fetching = LoadingTags()
+    fetching.feed(page)
+    assert fetching.found == []  # no tag that would load anything; plotly.js is inline
+    assert analystdata.LONG_TITLE in page
+
+
+def test_export_csv_jsonl_filters_and_versions(data_dir, elsewhere):
+    stored = analystdata.articles()
+    proc = run(["export", "--data-dir", str(data_dir), "--format", "csv", "-o", "a.csv"], elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(io.StringIO((elsewhere / "a.csv").read_text(encoding="utf-8"))))
+    assert sorted(r["url"] for r in rows) == sorted(a["url"] for a in stored)
+    assert {r["record"] for r in rows} == {"article"}
+    marathon = next(r for r in rows if r["title"] == analystdata.LONG_TITLE)
+    assert json.loads(marathon["sources"])[0]["kind"] == "feed"
+    assert marathon["published"].endswith("Z") and marathon["story_id"] == "s1"
+
+    since = "2026-12-01T06:00:00Z"
+    proc = run(["export", "--data-dir", str(data_dir), "--site", "zeit.de", "--since", since,
+                "--versions"], elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(l) for l in proc.stdout.splitlines()]
+    articles = [l for l in lines if l["record"] == "article"]
+    expected = [a for a in stored if a["site"] == "zeit.de"
+                and a["fetched_at"].isoformat().replace("+00:00", "Z") >= since]
+    assert sorted(a["url"] for a in articles) == sorted(a["url"] for a in expected)
+    assert all("text" in a and "first_seen" in a for a in articles)  # every stored field
+    versions = [l for l in lines if l["record"] == "version"]
+    assert [v["title"] for v in versions] == ["Haushalt beschlossen"]
+
+    proc = run(["export", "--data-dir", str(data_dir), "--site", "www.sueddeutsche.de"], elsewhere)
+    hosts = {json.loads(l)["host"] for l in proc.stdout.splitlines()}
+    assert hosts == {"www.sueddeutsche.de"}
+
+
+def test_export_parquet(data_dir, elsewhere):
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is optional (pip install pyarrow==26.0.1)")
+    proc = run(["export", "--data-dir", str(data_dir), "--format", "parquet", "-o", "a.parquet",
+                "--batch", "3"], elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    table = pq.read_table(elsewhere / "a.parquet")
+    assert table.num_rows == len(analystdata.articles())
+    assert str(table.schema.field("first_seen").type) == "timestamp[us, tz=UTC]"
+
+
+def test_crawl_from_another_directory_stores_into_its_data_dir(elsewhere):
+    with served() as url:
+        data = elsewhere / "store"
+        proc = run(["crawl", url, "--data-dir", str(data), "-a", "depth=1",
+                    "-s", f"NEWSCRAWL_ALLOWED_PRIVATE_HOSTS={LOOPBACK_SITES}"], elsewhere, timeout=240)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert f"newscrawl report --data-dir {data}" in proc.stdout
+        report = run(["report", "--data-dir", str(data)], elsewhere)
+    assert report.returncode == 0, report.stderr
+    assert "127.0.0.1" in report.stdout
+    assert not (elsewhere / "data").exists()
