@@ -1,0 +1,281 @@
+"""Monitoring mode on several workers: the watch extension's part of one shared schedule.
+
+With ``REDIS_URL`` (the shared frontier) every ``scrapy crawl news -a watch=1`` worker feeds
+only the pages it owns (:func:`newscrawl.algorithms.watchshare.owner_of` over the live watch
+workers, rendezvous hashing); a channel page is sent only after an atomic claim in Redis
+(:meth:`newscrawl.distributed.watchshare.SharedSchedule.take`), so two workers never fetch it
+twice within its interval, and each visit publishes the channel's next due time and estimate.
+Every ``NEWSCRAWL_REDIS_WORKER_TIMEOUT / 3`` seconds the worker renews its heartbeat and reads
+the live workers; when they changed:
+
+* pages it lost are no longer fed, and lost channels leave its channel scheduler
+  (``ChannelScheduler.forget``: the visit budget is planned over owned channels only);
+* pages it gained (a worker died: ``kill -9`` stops its heartbeat, and its pages move after
+  the worker timeout) enter the due-time queue, channels with the estimate their last visit
+  published;
+* its request-rate bucket is rescaled to its share of ``-a rate=``
+  (:func:`~newscrawl.algorithms.watchshare.rate_share`), so the rate holds over all workers.
+
+A channel request carries its owner's estimate (meta ``newscrawl_watch_sched``): the requests
+go through the shared frontier, and the worker that answers one goes on from that estimate.
+Stats: ``newscrawl/watch/<workers|claimed|claim_refused|gained|lost>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from redis.exceptions import RedisError
+from scrapy import signals
+from scrapy.utils.asyncio import create_looping_call
+
+from newscrawl import meta
+from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, restore_channel
+from newscrawl.algorithms.watch import due_rank
+from newscrawl.algorithms.watchshare import claim_until, handover, owner_of, rate_share
+from newscrawl.crawlstate import RunState
+from newscrawl.distributed.extension import FrontierExtension
+from newscrawl.distributed.watchshare import SharedSchedule
+
+logger = logging.getLogger(__name__)
+
+_PREFIX = "newscrawl/watch"
+
+
+class WatchShare:
+    """One watch worker's side of the shared schedule (module docstring).
+
+    Args:
+        crawler: the crawler (stats, signals; its frontier extension is found at :meth:`start`).
+        claim_ttl: seconds a claimed channel is held when its visit never comes back.
+        worker_timeout: heartbeat lifetime (seconds); heartbeats every third of it.
+    """
+
+    def __init__(self, crawler: Any, *, claim_ttl: float, worker_timeout: float) -> None:
+        claim_until(0.0, claim_ttl)  # a bad TTL fails at start
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.claim_ttl = claim_ttl
+        self.worker_timeout = worker_timeout
+        self.schedule: SharedSchedule | None = None
+        self.state: RunState | None = None
+        self.me = ""
+        self.live: list[str] = []
+        self.rate_per_hour: float | None = None
+        self.queue: Any = None
+        self.wake_in: Any = None
+        self._owned: set[str] | None = None
+        self._loop: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> WatchShare | None:
+        """This worker's side of the shared schedule; None when the crawl runs in one process
+        (no shared frontier)."""
+        s = crawler.settings
+        if "Distributed" not in str(s.get("SCHEDULER")):
+            return None
+        return cls(crawler, claim_ttl=s.getfloat("NEWSCRAWL_WATCH_CLAIM_TTL"),
+                   worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT"))
+
+    def start(self, state: RunState, queue: Any, wake_in: Any) -> bool:
+        """Join the shared schedule; pages gained later go into ``queue`` (a
+        :class:`~newscrawl.algorithms.watch.DueQueue`) and ``wake_in(0)`` wakes the feeder.
+        False (and a logged error) without the crawl's frontier."""
+        ext = self.crawler.get_extension(FrontierExtension)
+        if ext is None:
+            logger.error("Distributed monitoring mode needs the shared frontier's extension")
+            return False
+        frontier = ext.frontier
+        self.me = frontier.worker_id
+        self.schedule = SharedSchedule(frontier.server, frontier.namespace, self.me,
+                                       worker_timeout=self.worker_timeout)
+        self.state = state
+        self.queue, self.wake_in = queue, wake_in
+        self.rate_per_hour = state.rate.rate * 3600.0 if state.rate is not None else None
+        self.crawler.signals.connect(self.response_received, signal=signals.response_received)
+        self.tick()
+        self._loop = create_looping_call(self.tick)
+        self._loop.start(self.worker_timeout / 3.0, now=False)
+        return True
+
+    def stop(self) -> None:
+        """Leave the shared schedule (the others take this worker's pages at once)."""
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        if self.schedule is not None:
+            try:
+                self.schedule.heartbeat(leaving=True)
+            except RedisError as exc:
+                logger.warning("Could not leave the shared watch schedule: %s", exc)
+
+    # -- ownership ------------------------------------------------------------------------------
+
+    def owns(self, fp: str) -> bool:
+        """Does this worker feed page ``fp``?"""
+        return not self.live or owner_of(fp, self.live) == self.me
+
+    def tick(self) -> None:
+        """Heartbeat; on a change of the live workers, hand pages over and rescale the rate."""
+        state = self.state
+        if self.schedule is None or state is None:
+            return
+        try:
+            live = self.schedule.heartbeat()
+        except RedisError as exc:
+            logger.warning("Redis error in the watch heartbeat: %s", exc)
+            return
+        if self.me not in live:
+            live = sorted({*live, self.me})
+        if state.rate is not None and self.rate_per_hour:
+            share = rate_share(self.rate_per_hour, len(live))
+            state.rate.rate = share / 3600.0
+            state.rate.burst = max(1.0, share / 60.0)
+            state.rate.tokens = min(state.rate.tokens, state.rate.burst)
+        if not state.loaded:  # the crawl state is still loading: hand over nothing yet
+            self.live = live
+            return
+        self._learn_unknown(state.now())
+        if live == self.live and self._owned is not None:
+            return
+        before = set(state.records) if self._owned is None else self._owned
+        self.live = live
+        self._owned = {fp for fp in state.records if owner_of(fp, live) == self.me}
+        gained, lost = handover(before, self._owned)
+        self.stats.set_value(f"{_PREFIX}/workers", len(live))
+        channels = {fp for fp in lost if (state.get(fp) or {}).get("role") in CHANNEL_ROLES}
+        for fp in channels:
+            state.scheduler.forget(fp)
+        logger.info("Watch workers: %d live (%s); this one owns %d page(s): %d gained, %d lost",
+                    len(live), ", ".join(live), len(self._owned), len(gained), len(lost))
+        if gained:
+            self.stats.inc_value(f"{_PREFIX}/gained", len(gained))
+            self._adopt(gained)
+        if lost:
+            self.stats.inc_value(f"{_PREFIX}/lost", len(lost))
+
+    def _adopt(self, gained: set[str]) -> None:
+        """Take the published estimates of gained channels; queue every gained page."""
+        state = self.state
+        assert state is not None and self.schedule is not None
+        channels = [fp for fp in gained if (state.get(fp) or {}).get("role") in CHANNEL_ROLES]
+        try:
+            published = self.schedule.estimates(channels)
+        except RedisError as exc:
+            logger.warning("Could not read the channel estimates of Redis: %s", exc)
+            published = {}
+        for fp, est in published.items():
+            self._take_estimate(fp, est)
+        for fp in sorted(gained):
+            record = state.get(fp)
+            if record is not None and fp not in state.scheduled and self.queue is not None:
+                self.queue.push(fp, record.get("due") or state.now(), rank=due_rank(record))
+        if self.wake_in is not None:
+            self.wake_in(0.0)
+
+    def _learn_unknown(self, now: float) -> None:
+        """Channels this worker owns and has no record of (another worker found them) and that
+        are due within a heartbeat period: recorded from what their last visit published."""
+        state = self.state
+        assert state is not None and self.schedule is not None
+        try:
+            soon = self.schedule.due_before(now + self.worker_timeout)
+            fresh = [fp for fp in soon if fp not in state.records and self.owns(fp)]
+            published = self.schedule.estimates(fresh)
+        except RedisError as exc:
+            logger.warning("Redis error reading the shared schedule: %s", exc)
+            return
+        for fp, est in published.items():
+            page = est.get("page")
+            if not isinstance(page, dict) or not page.get("url"):
+                continue
+            state.ensure(fp, str(page["url"]), role=str(page.get("role") or "node"),
+                         host=str(page.get("host") or ""), site=str(page.get("site") or ""),
+                         request=page.get("request") if isinstance(page.get("request"), dict)
+                         else None)
+            self._take_estimate(fp, est)
+            if self._owned is not None:
+                self._owned.add(fp)
+            if self.queue is not None:
+                self.queue.push(fp, state.records[fp].get("due") or now, rank=1)
+        if published and self.wake_in is not None:
+            self.wake_in(0.0)
+
+    def _take_estimate(self, fp: str, est: dict[str, Any] | None) -> None:
+        """Go on from a channel estimate another worker published (when newer than ours)."""
+        state = self.state
+        rec = state.get(fp) if state is not None else None
+        if state is None or rec is None or not est:
+            return
+        last = est.get("last_visit")
+        if not isinstance(last, (int, float)) or last <= float(rec.get("last_visit") or 0):
+            return
+        if restore_channel(state.scheduler, {**rec, "sched": est.get("sched")}):
+            rec["last_visit"] = float(last)
+            if isinstance(est.get("due"), (int, float)):
+                rec["due"] = float(est["due"])
+
+    # -- claims ---------------------------------------------------------------------------------
+
+    def admit(self, fp: str, record: dict[str, Any], request: Any, now: float) -> float | None:
+        """May page ``fp`` be sent now (``request``)? None: yes — a channel is then claimed and
+        its request carries the estimate; else the time (epoch seconds) it is due in the
+        shared schedule."""
+        if record.get("role") not in CHANNEL_ROLES or self.schedule is None:
+            return None
+        try:
+            claimed, refused = self.schedule.take([fp], now=now,
+                                                  until=claim_until(now, self.claim_ttl))
+        except RedisError as exc:
+            logger.warning("Redis error claiming a channel: %s (sent unclaimed)", exc)
+            return None
+        if fp in refused:  # not sent: it may be requested again
+            assert self.state is not None
+            self.state.scheduled.discard(fp)
+            self.stats.inc_value(f"{_PREFIX}/claim_refused")
+            return max(refused[fp], now + 0.5)
+        self.stats.inc_value(f"{_PREFIX}/claimed")
+        self._take_estimate(fp, claimed.get(fp))
+        assert self.state is not None
+        est = self.state.scheduler.export(fp)
+        if est is not None:
+            request.meta[meta.WATCH_SCHED] = est
+        return None
+
+    def changed(self, fp: str, record: dict[str, Any], visited: bool, now: float) -> None:
+        """A page was visited (a channel's visit is published: next due time, estimate; a
+        channel this worker does not own leaves its scheduler again) or released (a channel
+        request that did not go out: its claim is handed back)."""
+        state = self.state
+        due = record.get("due")
+        if self.schedule is None or state is None or record.get("role") not in CHANNEL_ROLES:
+            return
+        if not visited:
+            try:
+                self.schedule.unclaim(fp, due=now)
+            except RedisError as exc:
+                logger.warning("Redis error handing back a channel claim: %s", exc)
+            return
+        if not isinstance(due, (int, float)):
+            return
+        page = {k: record.get(k) for k in ("url", "role", "host", "site", "request")}
+        estimate = {"sched": record.get("sched") or state.scheduler.export(fp),
+                    "last_visit": record.get("last_visit"), "due": due, "page": page}
+        try:
+            self.schedule.visited(fp, due=float(due), estimate=estimate)
+        except RedisError as exc:
+            logger.warning("Redis error publishing a channel visit: %s", exc)
+        if not self.owns(fp):
+            state.scheduler.forget(fp)
+
+    def response_received(self, response: Any, request: Any, spider: Any = None) -> None:
+        """A channel request another worker fed: go on from the estimate it carries."""
+        est = request.meta.get(meta.WATCH_SCHED)
+        revisit = request.meta.get(meta.REVISIT) or {}
+        fp = revisit.get("fp")
+        state = self.state
+        if state is None or not isinstance(est, dict) or not fp or self.owns(fp):
+            return
+        rec = state.get(fp)
+        if rec is not None:
+            restore_channel(state.scheduler, {**rec, "sched": est})
