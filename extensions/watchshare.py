@@ -16,26 +16,32 @@ the live workers; when they changed:
 * its request-rate bucket is rescaled to its share of ``-a rate=``
   (:func:`~newscrawl.algorithms.watchshare.rate_share`), so the rate holds over all workers.
 
-A channel request carries its owner's estimate (meta ``newscrawl_watch_sched``): the requests
-go through the shared frontier, and the worker that answers one goes on from that estimate.
-Stats: ``newscrawl/watch/<workers|claimed|claim_refused|gained|lost>``.
+A page the worker feeds is sent and answered by this worker (so its channel scheduler sees every
+visit of its channels): it takes the host's lease itself
+(:meth:`~newscrawl.distributed.frontier.RedisFrontier.lease_host`, Mercator's one request per
+host and pause over all workers) instead of queueing it in the shared frontier; new article
+links go to the shared frontier as in any distributed crawl. Stats: ``newscrawl/watch/<workers|
+claimed|claim_refused|host_busy|gained|lost>``.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from redis.exceptions import RedisError
-from scrapy import signals
 from scrapy.utils.asyncio import create_looping_call
 
 from newscrawl import meta
-from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, restore_channel
+from newscrawl.algorithms.fingerprint import canonical_host
+from newscrawl.algorithms.revisitplan import CHANNEL_ROLES
 from newscrawl.algorithms.watch import due_rank
-from newscrawl.algorithms.watchshare import claim_until, handover, owner_of, rate_share
+from newscrawl.algorithms.watchshare import (adopt_estimate, claim_until, handover, owner_of,
+                                             page_of, published_estimate, rate_share)
 from newscrawl.crawlstate import RunState
 from newscrawl.distributed.extension import FrontierExtension
+from newscrawl.distributed.frontier import RedisFrontier, Wait
 from newscrawl.distributed.watchshare import SharedSchedule
 
 logger = logging.getLogger(__name__)
@@ -50,15 +56,22 @@ class WatchShare:
         crawler: the crawler (stats, signals; its frontier extension is found at :meth:`start`).
         claim_ttl: seconds a claimed channel is held when its visit never comes back.
         worker_timeout: heartbeat lifetime (seconds); heartbeats every third of it.
+        aliases, fold_www: canonical host mapping (``NEWSCRAWL_HOST_ALIASES``,
+            ``NEWSCRAWL_ALIAS_FOLD_WWW``), as the frontier's queues.
     """
 
-    def __init__(self, crawler: Any, *, claim_ttl: float, worker_timeout: float) -> None:
+    def __init__(self, crawler: Any, *, claim_ttl: float, worker_timeout: float,
+                 aliases: dict[str, str] | None = None, fold_www: bool = True) -> None:
         claim_until(0.0, claim_ttl)  # a bad TTL fails at start
         self.crawler = crawler
         self.stats = crawler.stats
         self.claim_ttl = claim_ttl
         self.worker_timeout = worker_timeout
         self.schedule: SharedSchedule | None = None
+        self.frontier: RedisFrontier | None = None
+        self.aliases = dict(aliases or {})
+        self.fold_www = fold_www
+        self.held: set[str] = set()  # pages whose request was refused here for now
         self.state: RunState | None = None
         self.me = ""
         self.live: list[str] = []
@@ -76,7 +89,9 @@ class WatchShare:
         if "Distributed" not in str(s.get("SCHEDULER")):
             return None
         return cls(crawler, claim_ttl=s.getfloat("NEWSCRAWL_WATCH_CLAIM_TTL"),
-                   worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT"))
+                   worker_timeout=s.getfloat("NEWSCRAWL_REDIS_WORKER_TIMEOUT"),
+                   aliases=s.getdict("NEWSCRAWL_HOST_ALIASES"),
+                   fold_www=s.getbool("NEWSCRAWL_ALIAS_FOLD_WWW"))
 
     def start(self, state: RunState, queue: Any, wake_in: Any) -> bool:
         """Join the shared schedule; pages gained later go into ``queue`` (a
@@ -86,14 +101,13 @@ class WatchShare:
         if ext is None:
             logger.error("Distributed monitoring mode needs the shared frontier's extension")
             return False
-        frontier = ext.frontier
+        self.frontier = frontier = ext.frontier
         self.me = frontier.worker_id
         self.schedule = SharedSchedule(frontier.server, frontier.namespace, self.me,
                                        worker_timeout=self.worker_timeout)
         self.state = state
         self.queue, self.wake_in = queue, wake_in
         self.rate_per_hour = state.rate.rate * 3600.0 if state.rate is not None else None
-        self.crawler.signals.connect(self.response_received, signal=signals.response_received)
         self.tick()
         self._loop = create_looping_call(self.tick)
         self._loop.start(self.worker_timeout / 3.0, now=False)
@@ -112,8 +126,9 @@ class WatchShare:
     # -- ownership ------------------------------------------------------------------------------
 
     def owns(self, fp: str) -> bool:
-        """Does this worker feed page ``fp``?"""
-        return not self.live or owner_of(fp, self.live) == self.me
+        """Does this worker feed page ``fp``: it owns it, or it held its request (a request
+        refused for now by this worker's rate is fed again by this worker)?"""
+        return not self.live or fp in self.held or owner_of(fp, self.live) == self.me
 
     def tick(self) -> None:
         """Heartbeat; on a change of the live workers, hand pages over and rescale the rate."""
@@ -135,7 +150,7 @@ class WatchShare:
         if not state.loaded:  # the crawl state is still loading: hand over nothing yet
             self.live = live
             return
-        self._learn_unknown(state.now())
+        self._sync(state.now())
         if live == self.live and self._owned is not None:
             return
         before = set(state.records) if self._owned is None else self._owned
@@ -146,8 +161,9 @@ class WatchShare:
         channels = {fp for fp in lost if (state.get(fp) or {}).get("role") in CHANNEL_ROLES}
         for fp in channels:
             state.scheduler.forget(fp)
-        logger.info("Watch workers: %d live (%s); this one owns %d page(s): %d gained, %d lost",
-                    len(live), ", ".join(live), len(self._owned), len(gained), len(lost))
+        logger.info("Watch workers: %d live (%s); this one owns %d page(s): %d gained, %d lost; "
+                    "rate share %s", len(live), ", ".join(live), len(self._owned), len(gained),
+                    len(lost), f"{state.rate.rate * 3600:.0f}/h" if state.rate else "none")
         if gained:
             self.stats.inc_value(f"{_PREFIX}/gained", len(gained))
             self._adopt(gained)
@@ -173,82 +189,90 @@ class WatchShare:
         if self.wake_in is not None:
             self.wake_in(0.0)
 
-    def _learn_unknown(self, now: float) -> None:
-        """Channels this worker owns and has no record of (another worker found them) and that
-        are due within a heartbeat period: recorded from what their last visit published."""
+    def _sync(self, now: float) -> None:
+        """Channels this worker owns that are due within a heartbeat period and whose last visit
+        another worker answered (the shared frontier hands a request to any worker): recorded
+        from what that visit published — a channel found by another worker gets its record, a
+        known one its newer visit and estimate — and queued at their due time."""
         state = self.state
         assert state is not None and self.schedule is not None
         try:
-            soon = self.schedule.due_before(now + self.worker_timeout)
-            fresh = [fp for fp in soon if fp not in state.records and self.owns(fp)]
-            published = self.schedule.estimates(fresh)
+            soon = [fp for fp in self.schedule.due_before(now + self.worker_timeout)
+                    if self.owns(fp)]
+            published = self.schedule.estimates(soon)
         except RedisError as exc:
             logger.warning("Redis error reading the shared schedule: %s", exc)
             return
+        queued = 0
         for fp, est in published.items():
-            page = est.get("page")
-            if not isinstance(page, dict) or not page.get("url"):
+            page = page_of(est)
+            if fp not in state.records and page is not None:
+                state.ensure(fp, page.pop("url"), **page)
+                if self._owned is not None:
+                    self._owned.add(fp)
+            if not self._take_estimate(fp, est):
                 continue
-            state.ensure(fp, str(page["url"]), role=str(page.get("role") or "node"),
-                         host=str(page.get("host") or ""), site=str(page.get("site") or ""),
-                         request=page.get("request") if isinstance(page.get("request"), dict)
-                         else None)
-            self._take_estimate(fp, est)
-            if self._owned is not None:
-                self._owned.add(fp)
+            state.scheduled.discard(fp)  # requested here, answered elsewhere
+            queued += 1
             if self.queue is not None:
                 self.queue.push(fp, state.records[fp].get("due") or now, rank=1)
-        if published and self.wake_in is not None:
+        if queued and self.wake_in is not None:
             self.wake_in(0.0)
 
-    def _take_estimate(self, fp: str, est: dict[str, Any] | None) -> None:
-        """Go on from a channel estimate another worker published (when newer than ours)."""
+    def _take_estimate(self, fp: str, est: dict[str, Any] | None) -> bool:
+        """Go on from a channel estimate another worker published, when newer than ours."""
         state = self.state
         rec = state.get(fp) if state is not None else None
-        if state is None or rec is None or not est:
-            return
-        last = est.get("last_visit")
-        if not isinstance(last, (int, float)) or last <= float(rec.get("last_visit") or 0):
-            return
-        if restore_channel(state.scheduler, {**rec, "sched": est.get("sched")}):
-            rec["last_visit"] = float(last)
-            if isinstance(est.get("due"), (int, float)):
-                rec["due"] = float(est["due"])
+        return state is not None and rec is not None and adopt_estimate(state.scheduler, rec, est)
 
     # -- claims ---------------------------------------------------------------------------------
 
     def admit(self, fp: str, record: dict[str, Any], request: Any, now: float) -> float | None:
-        """May page ``fp`` be sent now (``request``)? None: yes — a channel is then claimed and
-        its request carries the estimate; else the time (epoch seconds) it is due in the
-        shared schedule."""
-        if record.get("role") not in CHANNEL_ROLES or self.schedule is None:
+        """May page ``fp`` be sent now as ``request``? None: yes — a channel is claimed, the
+        host leased, and the request is sent and answered by this worker; else the time
+        (epoch seconds) to try again (the channel's shared due time, the host's pause)."""
+        state = self.state
+        if self.schedule is None or self.frontier is None or state is None:
             return None
+        channel = record.get("role") in CHANNEL_ROLES
         try:
-            claimed, refused = self.schedule.take([fp], now=now,
-                                                  until=claim_until(now, self.claim_ttl))
+            if channel:
+                claimed, refused = self.schedule.take([fp], now=now,
+                                                      until=claim_until(now, self.claim_ttl))
+                if fp in refused:
+                    state.scheduled.discard(fp)  # not sent: it may be requested again
+                    self.stats.inc_value(f"{_PREFIX}/claim_refused")
+                    return max(refused[fp], now + 0.5)
+                self._take_estimate(fp, claimed.get(fp))
+            lease = self.frontier.lease_host(self.host_of(request.url))
+            if isinstance(lease, Wait):  # the host is busy or pausing: later
+                if channel:
+                    self.schedule.unclaim(fp, due=now)
+                state.scheduled.discard(fp)
+                self.stats.inc_value(f"{_PREFIX}/host_busy")
+                return now + (lease.wait_ms / 1000.0 if lease.wait_ms > 0 else 0.25)
         except RedisError as exc:
-            logger.warning("Redis error claiming a channel: %s (sent unclaimed)", exc)
+            logger.warning("Redis error claiming a page: %s (sent through the shared queues)", exc)
             return None
-        if fp in refused:  # not sent: it may be requested again
-            assert self.state is not None
-            self.state.scheduled.discard(fp)
-            self.stats.inc_value(f"{_PREFIX}/claim_refused")
-            return max(refused[fp], now + 0.5)
-        self.stats.inc_value(f"{_PREFIX}/claimed")
-        self._take_estimate(fp, claimed.get(fp))
-        assert self.state is not None
-        est = self.state.scheduler.export(fp)
-        if est is not None:
-            request.meta[meta.WATCH_SCHED] = est
+        if channel:
+            self.stats.inc_value(f"{_PREFIX}/claimed")
+        member, token = lease
+        request.meta[meta.LEASE] = [self.host_of(request.url), token]
+        request.meta[meta.OWN] = member.decode("ascii")
         return None
 
     def changed(self, fp: str, record: dict[str, Any], visited: bool, now: float) -> None:
         """A page was visited (a channel's visit is published: next due time, estimate; a
-        channel this worker does not own leaves its scheduler again) or released (a channel
-        request that did not go out: its claim is handed back)."""
+        channel this worker does not own leaves its scheduler again) or released (a request
+        that did not go out: this worker feeds it again, a channel's claim is handed back)."""
         state = self.state
-        due = record.get("due")
-        if self.schedule is None or state is None or record.get("role") not in CHANNEL_ROLES:
+        if self.schedule is None or state is None:
+            return
+        if visited:
+            self.held.discard(fp)
+        else:
+            self.held.add(fp)
+        if record.get("role") not in CHANNEL_ROLES:
             return
         if not visited:
             try:
@@ -256,26 +280,21 @@ class WatchShare:
             except RedisError as exc:
                 logger.warning("Redis error handing back a channel claim: %s", exc)
             return
+        due = record.get("due")
         if not isinstance(due, (int, float)):
             return
-        page = {k: record.get(k) for k in ("url", "role", "host", "site", "request")}
-        estimate = {"sched": record.get("sched") or state.scheduler.export(fp),
-                    "last_visit": record.get("last_visit"), "due": due, "page": page}
         try:
-            self.schedule.visited(fp, due=float(due), estimate=estimate)
+            self.schedule.visited(fp, due=float(due), estimate=published_estimate(
+                record, record.get("sched") or state.scheduler.export(fp)))
         except RedisError as exc:
             logger.warning("Redis error publishing a channel visit: %s", exc)
         if not self.owns(fp):
             state.scheduler.forget(fp)
 
-    def response_received(self, response: Any, request: Any, spider: Any = None) -> None:
-        """A channel request another worker fed: go on from the estimate it carries."""
-        est = request.meta.get(meta.WATCH_SCHED)
-        revisit = request.meta.get(meta.REVISIT) or {}
-        fp = revisit.get("fp")
-        state = self.state
-        if state is None or not isinstance(est, dict) or not fp or self.owns(fp):
-            return
-        rec = state.get(fp)
-        if rec is not None:
-            restore_channel(state.scheduler, {**rec, "sched": est})
+    def host_of(self, url: str) -> str:
+        """The canonical host of ``url`` (the frontier's politeness unit)."""
+        try:
+            host = urlsplit(url).hostname or ""
+        except ValueError:
+            host = ""
+        return canonical_host(host, aliases=self.aliases, fold_www=self.fold_www)

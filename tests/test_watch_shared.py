@@ -4,8 +4,15 @@ on the real Redis server (database 15, see tests/redis_helpers.py)."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -19,7 +26,12 @@ from newscrawl.algorithms.watchshare import (
 )
 from newscrawl.distributed import keys
 from newscrawl.distributed.watchshare import SharedSchedule
-from tests.redis_helpers import namespace, redis_server  # noqa: F401  (fixtures)
+from tests.redis_helpers import REDIS_URL, namespace, redis_server  # noqa: F401  (fixtures)
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import distributed as bench  # noqa: E402  (benchmarks/distributed.py)
 
 KEYS = [f"page-{i}" for i in range(3000)]
 
@@ -86,3 +98,110 @@ def test_heartbeats_expire_and_junk_estimates_are_skipped(redis_server, namespac
     assert b.estimates(["bad", "missing"]) == {}
     with pytest.raises(ValueError):
         SharedSchedule(redis_server, namespace, "w", worker_timeout=0)
+
+
+# --- two watch workers on one Redis against a live loopback site ------------------------------
+
+HOSTS = ["127.0.0.43", "127.0.0.44"]
+MIN_INTERVAL, MAX_INTERVAL, WORKER_TIMEOUT, CLAIM_TTL = 2.0, 5.0, 3.0, 3.0
+RATE = 7200  # requests per hour over both workers
+RUN, KILL_AT = 30.0, 12.0
+
+
+def _channel(path: str) -> bool:
+    return path == "/" or (path.startswith("/section") and path.endswith("/"))
+
+
+def _worker_command(ready: dict, namespace: str, tmp: Path, name: str) -> list[str]:
+    urls = ",".join(ready["hosts"][h] for h in HOSTS)
+    settings = {
+        "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": ",".join(["127.0.0.1", "localhost", *HOSTS]),
+        "NEWSCRAWL_REVISIT_MIN_INTERVAL": MIN_INTERVAL, "NEWSCRAWL_REVISIT_MAX_INTERVAL": MAX_INTERVAL,
+        "NEWSCRAWL_REVISIT_FLUSH_INTERVAL": 1, "NEWSCRAWL_PAGERANK_ENABLED": False,
+        "NEWSCRAWL_REDIS_NAMESPACE": namespace, "NEWSCRAWL_REDIS_WORKER_TIMEOUT": WORKER_TIMEOUT,
+        "NEWSCRAWL_WATCH_CLAIM_TTL": CLAIM_TTL, "NEWSCRAWL_WATCH_LOG_INTERVAL": 10,
+        "NEWSCRAWL_POLITENESS_LOG": str(tmp / f"{name}.exchanges.jsonl"),
+        "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": os.environ.get("NCT_LOG", "INFO"),
+    }
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "news", "-a", f"start_urls={urls}",
+           "-a", "depth=1", "-a", "watch=1", "-a", f"for={RUN:.0f}s", "-a", f"rate={RATE}"]
+    for key, value in settings.items():
+        cmd += ["-s", f"{key}={value}"]
+    return cmd
+
+
+@pytest.mark.slow
+def test_two_watch_workers_share_channels_rate_and_take_over_a_killed_one(tmp_path, namespace):  # noqa: F811
+    config = {"hosts": HOSTS, "rates": [[6.0, 3.0, 1.0], [4.0, 2.0]], "duration": 90, "day": 60,
+              "amplitude": 0.3, "index_size": 20, "initial": 2, "correct_share": 0.0,
+              "correct_after": 10, "no_validators": "", "no_head": "", "seed": 11}
+    (tmp_path / "site.json").write_text(json.dumps(config))
+    site = subprocess.Popen([sys.executable, str(REPO / "tests" / "livesite.py"),
+                             str(tmp_path / "site.json"), str(tmp_path / "site")],
+                            stdout=subprocess.PIPE, text=True, cwd=REPO)
+    env = {k: v for k, v in os.environ.items() if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI")}
+    env.update({"NEWSCRAWL_DATA_DIR": str(tmp_path / "data"), "REDIS_URL": REDIS_URL})
+    workers: list[subprocess.Popen] = []
+    try:
+        ready = json.loads(site.stdout.readline())
+        for name in ("w0", "w1"):
+            with open(tmp_path / f"{name}.log", "w") as log:
+                workers.append(subprocess.Popen(_worker_command(ready, namespace, tmp_path, name),
+                                                cwd=REPO, env=env, stdout=log,
+                                                stderr=subprocess.STDOUT))
+        t0 = time.time()
+        time.sleep(KILL_AT)
+        workers[0].send_signal(signal.SIGKILL)
+        workers[0].wait()
+        killed = time.time()
+        workers[1].wait(timeout=RUN + 60)
+    finally:
+        for proc in (*workers, site):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        site.stdout.close()
+    log0, log1 = (tmp_path / "w0.log").read_text(), (tmp_path / "w1.log").read_text()
+    assert workers[1].returncode == 0, log1[-3000:]
+    # (a) no channel page fetched twice within its interval, over both workers (the site's own
+    # log; a GET that verifies a 304 or a HEAD a moment before is part of the same visit)
+    visits: dict[tuple[str, str], list[float]] = {}
+    for r in _site_requests(tmp_path / "site"):
+        if r["path"] == "/robots.txt" or not _channel(r["path"]):
+            continue
+        times = visits.setdefault((r["host"], r["path"]), [])
+        if not times or r["t"] - times[-1] > 1.0:
+            times.append(r["t"])
+    assert len(visits) == 2 + 5, sorted(visits)  # 2 home pages, 5 channels
+    gaps = [(page, b - a) for page, times in visits.items() for a, b in zip(times, times[1:])]
+    assert len(gaps) >= 3 * len(visits), "channel pages were not fetched again"
+    assert not [g for g in gaps if g[1] < MIN_INTERVAL - 0.3], sorted(gaps, key=lambda g: g[1])[:5]
+    # (b) politeness over both workers: one exchange per host at a time, each after the pause
+    # the previous one set; the request rate split over the live workers, and held
+    logs = [tmp_path / "w0.exchanges.jsonl", tmp_path / "w1.exchanges.jsonl"]
+    exchanges = bench.read_exchanges(logs)
+    assert bench.overlap_count(logs)[0] == 0
+    by_host: dict[str, list[dict]] = {}
+    for e in sorted((e for e in exchanges if e["lease"]), key=lambda e: e["start"]):
+        by_host.setdefault(e["host"], []).append(e)
+    early = [(a["url"], b["url"], b["start"] - a["end"], a["pause"]) for host in by_host.values()
+             for a, b in zip(host, host[1:]) if b["start"] < a["end"] + (a["pause"] or 0) - 0.05]
+    assert not early, early[:5]
+    assert f"2 live" in log0 and f"rate share {RATE // 2}/h" in log0
+    assert f"1 live" in log1 and f"rate share {RATE}/h" in log1.split("1 live", 1)[1]
+    pages = [e for e in exchanges if not e["url"].endswith("/robots.txt")]
+    span = max(e["start"] for e in pages) - t0
+    allowed = RATE / 3600.0 * span + RATE / 60.0 + 10  # the rate, a minute's burst, HEAD probes
+    assert len(pages) <= allowed, (len(pages), allowed)
+    # (c) after the kill the survivor fetches every channel page, those of the killed worker
+    # too, within the worker timeout plus the longest interval (and a claim in flight)
+    mine = {e["url"] for e in bench.read_exchanges(logs[:1])}
+    channels = {e["url"] for e in exchanges if _channel(urlsplit(e["url"]).path)}
+    assert len(channels) == len(visits) and channels & mine, "worker 0 fetched no channel page"
+    limit = killed + WORKER_TIMEOUT + CLAIM_TTL + MAX_INTERVAL + 2.0
+    after = {e["url"] for e in bench.read_exchanges(logs[1:]) if killed < e["start"] <= limit}
+    assert channels <= after, sorted(channels - after)
+
+
+def _site_requests(site_dir: Path) -> list[dict]:
+    return [json.loads(x) for x in (site_dir / "requests.jsonl").read_text().splitlines() if x]

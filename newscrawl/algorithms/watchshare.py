@@ -30,9 +30,18 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-__all__ = ["claim_until", "handover", "may_take", "owned", "owner_of", "rate_share", "weight"]
+from newscrawl.algorithms.channelsched import ChannelScheduler
+from newscrawl.algorithms.revisitplan import restore_channel
+
+__all__ = ["adopt_estimate", "claim_until", "handover", "may_take", "owned", "owner_of",
+           "page_of", "published_estimate", "rate_share", "weight"]
+
+#: Record fields a published channel estimate carries, so a worker that never saw the channel
+#: can feed it (:func:`page_of`).
+PAGE_FIELDS = ("url", "role", "host", "site", "request")
 
 
 def weight(worker: str, key: str) -> int:
@@ -94,3 +103,48 @@ def claim_until(now: float, claim_ttl: float) -> float:
     if not (math.isfinite(claim_ttl) and claim_ttl > 0):
         raise ValueError(f"NEWSCRAWL_WATCH_CLAIM_TTL must be > 0 seconds, got {claim_ttl!r}")
     return now + claim_ttl
+
+
+def published_estimate(record: Mapping[str, Any], sched: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a visit of channel ``record`` publishes: the scheduler's estimate ``sched``
+    (``ChannelScheduler.export``), the visit time, the next due time and the page itself."""
+    return {"sched": dict(sched) if sched else None, "last_visit": record.get("last_visit"),
+            "due": record.get("due"), "page": {k: record.get(k) for k in PAGE_FIELDS}}
+
+
+def page_of(estimate: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The keyword arguments of ``RunState.ensure`` (``url``, ``role``, ``host``, ``site``,
+    ``request``) for a channel known only from a published ``estimate``; None when it does not
+    name a URL."""
+    page = estimate.get("page")
+    if not isinstance(page, Mapping) or not isinstance(page.get("url"), str) or not page["url"]:
+        return None
+    ctx = page.get("request")
+    return {"url": page["url"], "role": str(page.get("role") or "node"),
+            "host": str(page.get("host") or ""), "site": str(page.get("site") or ""),
+            "request": dict(ctx) if isinstance(ctx, Mapping) else None}
+
+
+def adopt_estimate(scheduler: ChannelScheduler, record: dict[str, Any],
+                   estimate: Mapping[str, Any] | None) -> bool:
+    """Go on from a channel ``estimate`` another worker published when its visit is newer
+    than the one ``record`` knows: the scheduler takes the estimate, the record the visit
+    time and due time (in place). True when taken; junk is ignored (False).
+
+    >>> from newscrawl.algorithms.revisitplan import RevisitConfig
+    >>> s = RevisitConfig().channel_scheduler(); rec = {"fp": "c", "role": "node", "last_visit": 5.0}
+    >>> adopt_estimate(s, rec, {"last_visit": 4.0, "sched": {}}), adopt_estimate(s, rec, None)
+    (False, False)
+    """
+    if not isinstance(estimate, Mapping):
+        return False
+    last = estimate.get("last_visit")
+    known = record.get("last_visit")
+    if not isinstance(last, (int, float)) or (isinstance(known, (int, float)) and last <= known):
+        return False
+    if not restore_channel(scheduler, {**record, "sched": estimate.get("sched")}):
+        return False
+    record["last_visit"] = float(last)
+    if isinstance(estimate.get("due"), (int, float)):
+        record["due"] = float(estimate["due"])
+    return True
