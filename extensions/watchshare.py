@@ -30,7 +30,6 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit
 
-from redis.exceptions import RedisError
 from scrapy.utils.asyncio import create_looping_call
 
 from newscrawl import meta
@@ -42,7 +41,7 @@ from newscrawl.algorithms.watchshare import (adopt_estimate, claim_until, handov
 from newscrawl.crawlstate import RunState
 from newscrawl.distributed.extension import FrontierExtension
 from newscrawl.distributed.frontier import RedisFrontier, Wait
-from newscrawl.distributed.watchshare import SharedSchedule
+from newscrawl.distributed.watchshare import ScheduleError, SharedSchedule
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +119,7 @@ class WatchShare:
         if self.schedule is not None:
             try:
                 self.schedule.heartbeat(leaving=True)
-            except RedisError as exc:
+            except ScheduleError as exc:
                 logger.warning("Could not leave the shared watch schedule: %s", exc)
 
     # -- ownership ------------------------------------------------------------------------------
@@ -137,7 +136,7 @@ class WatchShare:
             return
         try:
             live = self.schedule.heartbeat()
-        except RedisError as exc:
+        except ScheduleError as exc:
             logger.warning("Redis error in the watch heartbeat: %s", exc)
             return
         if self.me not in live:
@@ -177,7 +176,7 @@ class WatchShare:
         channels = [fp for fp in gained if (state.get(fp) or {}).get("role") in CHANNEL_ROLES]
         try:
             published = self.schedule.estimates(channels)
-        except RedisError as exc:
+        except ScheduleError as exc:
             logger.warning("Could not read the channel estimates of Redis: %s", exc)
             published = {}
         for fp, est in published.items():
@@ -200,7 +199,7 @@ class WatchShare:
             soon = [fp for fp in self.schedule.due_before(now + self.worker_timeout)
                     if self.owns(fp)]
             published = self.schedule.estimates(soon)
-        except RedisError as exc:
+        except ScheduleError as exc:
             logger.warning("Redis error reading the shared schedule: %s", exc)
             return
         queued = 0
@@ -251,7 +250,7 @@ class WatchShare:
                 state.scheduled.discard(fp)
                 self.stats.inc_value(f"{_PREFIX}/host_busy")
                 return now + (lease.wait_ms / 1000.0 if lease.wait_ms > 0 else 0.25)
-        except RedisError as exc:
+        except ScheduleError as exc:
             logger.warning("Redis error claiming a page: %s (sent through the shared queues)", exc)
             return None
         if channel:
@@ -277,7 +276,7 @@ class WatchShare:
         if not visited:
             try:
                 self.schedule.unclaim(fp, due=now)
-            except RedisError as exc:
+            except ScheduleError as exc:
                 logger.warning("Redis error handing back a channel claim: %s", exc)
             return
         due = record.get("due")
@@ -286,7 +285,7 @@ class WatchShare:
         try:
             self.schedule.visited(fp, due=float(due), estimate=published_estimate(
                 record, record.get("sched") or state.scheduler.export(fp)))
-        except RedisError as exc:
+        except ScheduleError as exc:
             logger.warning("Redis error publishing a channel visit: %s", exc)
         if not self.owns(fp):
             state.scheduler.forget(fp)

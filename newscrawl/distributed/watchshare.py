@@ -26,9 +26,17 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from redis.exceptions import RedisError
+
 from newscrawl.distributed import keys as rk
 
+__all__ = ["SharedSchedule", "ScheduleError"]
+
 logger = logging.getLogger(__name__)
+
+#: What the shared schedule's calls (and the frontier's) raise when Redis does not answer:
+#: callers outside this package catch it without importing redis.
+ScheduleError = RedisError
 
 # KEYS: workers. ARGV: worker, heartbeat ttl ms, leaving ('1'/'0').
 # Returns {now ms, live worker, ...}.
