@@ -180,7 +180,8 @@ class WatchShare:
             logger.warning("Could not read the channel estimates of Redis: %s", exc)
             published = {}
         for fp, est in published.items():
-            self._take_estimate(fp, est)
+            if self._take_estimate(fp, est):
+                state.scheduled.discard(fp)  # requested here, answered by the worker now gone
         for fp in sorted(gained):
             record = state.get(fp)
             if record is not None and fp not in state.scheduled and self.queue is not None:
