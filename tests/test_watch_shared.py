@@ -25,6 +25,7 @@ from newscrawl.algorithms.watchshare import (
     rate_share,
 )
 from newscrawl.distributed import keys
+from newscrawl.distributed.frontier import RedisFrontier, Wait
 from newscrawl.distributed.watchshare import SharedSchedule
 from tests.redis_helpers import REDIS_URL, namespace, redis_server  # noqa: F401  (fixtures)
 
@@ -98,6 +99,27 @@ def test_heartbeats_expire_and_junk_estimates_are_skipped(redis_server, namespac
     assert b.estimates(["bad", "missing"]) == {}
     with pytest.raises(ValueError):
         SharedSchedule(redis_server, namespace, "w", worker_timeout=0)
+
+
+def test_a_host_leased_for_an_own_request_excludes_the_queues_and_a_dead_owner_frees_it(
+        redis_server, namespace):  # noqa: F811
+    a = RedisFrontier(redis_server, namespace, worker_timeout=0.3, worker_id="a")
+    b = RedisFrontier(redis_server, namespace, worker_timeout=30.0, worker_id="b")
+    b.push("h.example", b"queued", score=0.0)
+    a.join(new_round=False)
+    leased = a.lease_host("h.example")
+    assert not isinstance(leased, Wait) and leased[0].startswith(b"lease:")
+    assert isinstance(b.pop(), Wait)  # the queued request waits: nobody else reaches the host
+    assert a.lease_host("h.example").wait_ms == -1
+    # kill -9 of a: its heartbeat runs out; b frees the lease and requeues nothing for it
+    time.sleep(0.4)
+    requeued, freed, _, dead = b.heartbeat()
+    assert (requeued, freed, dead) == (0, 1, 1) and len(b) == 1
+    popped = b.pop()
+    assert not isinstance(popped, Wait) and popped.payload == b"queued"
+    # released with a pause: the host is not leased again before it ends
+    b.release("h.example", popped.token, pause=5.0, response_time=0.1)
+    assert 4000 < b.lease_host("h.example").wait_ms <= 5000
 
 
 # --- two watch workers on one Redis against a live loopback site ------------------------------
