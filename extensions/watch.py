@@ -2,10 +2,9 @@
 sweep (DESIGN §7).
 
 Spider arguments (over the settings): ``watch`` (``NEWSCRAWL_WATCH_ENABLED``), ``for`` — stop
-after a duration such as ``90s``, ``10m``, ``1h`` (``NEWSCRAWL_WATCH_FOR``; none: until SIGINT /
-SIGTERM, Scrapy's own graceful shutdown, after which the crawl state and the store are flushed
-as at the end of any run) — and ``rate`` — requests per hour for the whole crawl
-(``NEWSCRAWL_WATCH_RATE``; counted by the budget middleware in the run state, a share per site).
+after ``90s``, ``10m``, ``1h`` (``NEWSCRAWL_WATCH_FOR``; none: until SIGINT / SIGTERM, Scrapy's
+graceful shutdown; the crawl state and the store are flushed as at the end of any run) — and
+``rate`` — requests per hour for the whole crawl (``NEWSCRAWL_WATCH_RATE``; a share per site).
 
 Without busy-waiting: every known page sits in a due-time heap (:class:`newscrawl.algorithms.
 watch.DueQueue`), entered again after each visit (``RunState.listeners``). One timer wakes at
@@ -60,10 +59,10 @@ class WatchExtension:
     Args:
         crawler: the crawler (its engine takes the requests).
         duration: stop after this many seconds (None: until stopped); log_interval: seconds
-            between the status lines.
-        stale_after: seconds after which a page requested but never visited may be requested again.
-        backlog: most requests waiting in Scrapy's scheduler before feeding pauses; share: this
-            worker's side of the schedule shared over Redis (None: one process).
+            between the status lines; stale_after: seconds after which a page requested but
+            never visited may be requested again; backlog: most requests waiting in Scrapy's
+            scheduler before feeding pauses; share: this worker's side of the schedule shared
+            over Redis (None: one process).
     """
 
     def __init__(self, crawler: Any, *, duration: float | None = None,
@@ -146,8 +145,9 @@ class WatchExtension:
             self.share.stop()
 
     def request_dropped(self, request: Any, spider: Any = None) -> None:
-        """A page request the scheduler refused (a duplicate in this long run): asked again."""
-        revisit = request.meta.get(meta.REVISIT)
+        """A page request the scheduler refused (a duplicate in this long run): asked again;
+        not with a shared frontier (its seen set: another worker has or had the page)."""
+        revisit = request.meta.get(meta.REVISIT) if self.share is None else None
         if self.state is not None and revisit and revisit.get("fp") and not request.dont_filter:
             self.stats.inc_value(f"{_PREFIX}/dropped_again")
             self.state.release(revisit["fp"])

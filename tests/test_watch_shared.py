@@ -210,14 +210,16 @@ def test_two_watch_workers_share_channels_rate_and_take_over_a_killed_one(tmp_pa
     logs = [tmp_path / "w0.exchanges.jsonl", tmp_path / "w1.exchanges.jsonl"]
     exchanges = bench.read_exchanges(logs)
     assert bench.overlap_count(logs)[0] == 0
+    assert "'newscrawl/redis/own'" in log1  # owned pages went out on the worker's own lease
+    assert "lease_conflict" not in log0 + log1
     by_host: dict[str, list[dict]] = {}
     for e in sorted((e for e in exchanges if e["lease"]), key=lambda e: e["start"]):
         by_host.setdefault(e["host"], []).append(e)
     early = [(a["url"], b["url"], b["start"] - a["end"], a["pause"]) for host in by_host.values()
              for a, b in zip(host, host[1:]) if b["start"] < a["end"] + (a["pause"] or 0) - 0.05]
     assert not early, early[:5]
-    assert f"2 live" in log0 and f"rate share {RATE // 2}/h" in log0
-    assert f"1 live" in log1 and f"rate share {RATE}/h" in log1.split("1 live", 1)[1]
+    assert "2 live" in log0 and f"rate share {RATE // 2}/h" in log0
+    assert "1 live" in log1 and f"rate share {RATE}/h" in log1.split("1 live", 1)[1]
     pages = [e for e in exchanges if not e["url"].endswith("/robots.txt")]
     span = max(e["start"] for e in pages) - t0
     allowed = RATE / 3600.0 * span + RATE / 60.0 + 10  # the rate, a minute's burst, HEAD probes
