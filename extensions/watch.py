@@ -141,15 +141,14 @@ class WatchExtension:
         if self._call is not None:
             self._call.cancel()
         self.log.stop()
-        if self.share:
-            self.share.stop()
 
     def request_dropped(self, request: Any, spider: Any = None) -> None:
-        """A page request the scheduler refused (a duplicate in this long run): asked again;
-        not with a shared frontier (its seen set: another worker has or had the page)."""
-        revisit = request.meta.get(meta.REVISIT) if self.share is None else None
+        """A page request the scheduler refused (a duplicate in this long run): asked again."""
+        revisit = request.meta.get(meta.REVISIT)
         if self.state is not None and revisit and revisit.get("fp") and not request.dont_filter:
             self.stats.inc_value(f"{_PREFIX}/dropped_again")
+            if self.share:  # seen by the shared frontier: fed again only by its owner
+                self.share.dropped(revisit["fp"])
             self.state.release(revisit["fp"])
 
     def _changed(self, fp: str, record: dict[str, Any] | None, visited: bool = True) -> None:

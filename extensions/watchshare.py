@@ -16,24 +16,21 @@ the live workers; when they changed:
 * its request-rate bucket is rescaled to its share of ``-a rate=``
   (:func:`~newscrawl.algorithms.watchshare.rate_share`), so the rate holds over all workers.
 
-A page the worker feeds is sent and answered by this worker (so its channel scheduler sees every
-visit of its channels): it takes the host's lease itself
-(:meth:`~newscrawl.distributed.frontier.RedisFrontier.lease_host`, Mercator's one request per
-host and pause over all workers) instead of queueing it in the shared frontier; new article
-links go to the shared frontier as in any distributed crawl. Stats: ``newscrawl/watch/<workers|
-claimed|claim_refused|host_busy|gained|lost>``.
+A page the worker feeds is sent and answered by it (its channel scheduler sees every visit of
+its channels), on a host lease it takes itself (``RedisFrontier.lease_host``: one request per
+host and the pause over all workers); new article links go to the shared frontier. Stats:
+``newscrawl/watch/<workers|claimed|claim_refused|host_busy|gained|lost>``.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
-from urllib.parse import urlsplit
 
+from scrapy import signals
 from scrapy.utils.asyncio import create_looping_call
 
 from newscrawl import meta
-from newscrawl.algorithms.fingerprint import canonical_host
 from newscrawl.algorithms.revisitplan import CHANNEL_ROLES
 from newscrawl.algorithms.watch import due_rank
 from newscrawl.algorithms.watchshare import (adopt_estimate, claim_until, handover, owner_of,
@@ -41,6 +38,7 @@ from newscrawl.algorithms.watchshare import (adopt_estimate, claim_until, handov
 from newscrawl.crawlstate import RunState
 from newscrawl.distributed.extension import FrontierExtension
 from newscrawl.distributed.frontier import RedisFrontier, Wait
+from newscrawl.distributed.queue import url_host
 from newscrawl.distributed.watchshare import ScheduleError, SharedSchedule
 
 logger = logging.getLogger(__name__)
@@ -71,6 +69,7 @@ class WatchShare:
         self.aliases = dict(aliases or {})
         self.fold_www = fold_www
         self.held: set[str] = set()  # pages whose request was refused here for now
+        self._dropped: set[str] = set()
         self.state: RunState | None = None
         self.me = ""
         self.live: list[str] = []
@@ -107,12 +106,13 @@ class WatchShare:
         self.state = state
         self.queue, self.wake_in = queue, wake_in
         self.rate_per_hour = state.rate.rate * 3600.0 if state.rate is not None else None
+        self.crawler.signals.connect(self.stop, signal=signals.spider_closed)
         self.tick()
         self._loop = create_looping_call(self.tick)
         self._loop.start(self.worker_timeout / 3.0, now=False)
         return True
 
-    def stop(self) -> None:
+    def stop(self, spider: Any = None) -> None:
         """Leave the shared schedule (the others take this worker's pages at once)."""
         if self._loop is not None and self._loop.running:
             self._loop.stop()
@@ -244,7 +244,8 @@ class WatchShare:
                     self.stats.inc_value(f"{_PREFIX}/claim_refused")
                     return max(refused[fp], now + 0.5)
                 self._take_estimate(fp, claimed.get(fp))
-            lease = self.frontier.lease_host(self.host_of(request.url))
+            host = url_host(request.url, aliases=self.aliases, fold_www=self.fold_www)
+            lease = self.frontier.lease_host(host)
             if isinstance(lease, Wait):  # the host is busy or pausing: later
                 if channel:
                     self.schedule.unclaim(fp, due=now)
@@ -257,7 +258,7 @@ class WatchShare:
         if channel:
             self.stats.inc_value(f"{_PREFIX}/claimed")
         member, token = lease
-        request.meta[meta.LEASE] = [self.host_of(request.url), token]
+        request.meta[meta.LEASE] = [host, token]
         request.meta[meta.OWN] = member.decode("ascii")
         return None
 
@@ -270,6 +271,8 @@ class WatchShare:
             return
         if visited:
             self.held.discard(fp)
+        elif fp in self._dropped:  # a duplicate of the shared frontier: not this worker's
+            self._dropped.discard(fp)
         else:
             self.held.add(fp)
         if record.get("role") not in CHANNEL_ROLES:
@@ -291,10 +294,7 @@ class WatchShare:
         if not self.owns(fp):
             state.scheduler.forget(fp)
 
-    def host_of(self, url: str) -> str:
-        """The canonical host of ``url`` (the frontier's politeness unit)."""
-        try:
-            host = urlsplit(url).hostname or ""
-        except ValueError:
-            host = ""
-        return canonical_host(host, aliases=self.aliases, fold_www=self.fold_www)
+    def dropped(self, fp: str) -> None:
+        """The shared frontier refused ``fp`` as seen: its release next is not this worker's."""
+        self._dropped.add(fp)
+
