@@ -30,7 +30,9 @@ key                      type    content
 ``host:<host>``          hash    per-host state, see :data:`HOST_FIELDS`
 ``pending:<worker>``     hash    requests a worker took and has not finished; field = queue
                                  member, value = ``<host>\\t<score>\\t<lease token>``;
-                                 requeued when the worker dies
+                                 requeued when the worker dies. A watch worker's own
+                                 request has field ``lease:<token>`` and no score: its
+                                 host lease is freed, nothing is requeued
 ``workers``              zset    live workers; score = heartbeat expiry (ms)
 ``size``                 string  number of queued requests over all hosts
 ``seq``                  string  sequence of queue members and lease tokens
