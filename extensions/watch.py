@@ -2,25 +2,21 @@
 sweep (DESIGN §7).
 
 Spider arguments (over the settings): ``watch`` (``NEWSCRAWL_WATCH_ENABLED``), ``for`` — stop
-after a duration such as ``90s``, ``10m``, ``1h`` (``NEWSCRAWL_WATCH_FOR``; none: until SIGINT /
-SIGTERM, Scrapy's own graceful shutdown, after which the crawl state and the store are flushed
-as at the end of any run) — and ``rate`` — requests per hour for the whole crawl
-(``NEWSCRAWL_WATCH_RATE``; counted by the budget middleware in the run state, a share per site).
+after ``90s``, ``10m``, ``1h`` (``NEWSCRAWL_WATCH_FOR``; none: until SIGINT / SIGTERM, Scrapy's
+graceful shutdown; the crawl state and the store are flushed as at the end of any run) — and
+``rate`` — requests per hour for the whole crawl (``NEWSCRAWL_WATCH_RATE``; a share per site).
 
-How it runs, without busy-waiting: every known page sits in a due-time heap
-(:class:`newscrawl.algorithms.watch.DueQueue`), entered again after each visit with its new due
-time (:attr:`newscrawl.crawlstate.RunState.listeners`). One timer (``call_later``) wakes at the
-earliest due time and hands what is due to the engine (``engine.crawl``) while the downloader
-has room and the page's site a token of the rate, least-served sites first
-(:class:`~newscrawl.algorithms.watch.ReadyPages`). Channel pages come back when the channel
-scheduler says (its visit budget: the rate minus the article fetches of the last minutes), new
-article links are fetched at once by the spider (put back here when the rate had no token),
-known articles on their correction-decay schedule. ``spider_idle`` raises
-:class:`~scrapy.exceptions.DontCloseSpider` while watching. The crawl state is written every
-``NEWSCRAWL_REVISIT_FLUSH_INTERVAL`` seconds through the store's writer thread
-(:class:`extensions.crawlstate.CrawlStateExtension`): a restart of the same command goes on.
-
-The once-a-minute status line is :mod:`extensions.watchlog`'s. Stats:
+Without busy-waiting: every known page sits in a due-time heap (:class:`newscrawl.algorithms.
+watch.DueQueue`), entered again after each visit (``RunState.listeners``). One timer wakes at
+the earliest due time and hands what is due to the engine while the downloader has room and the
+page's site a token of the rate, least-served sites first (:class:`~newscrawl.algorithms.watch.
+ReadyPages`). Channel pages come back when the channel scheduler says (its visit budget: the
+rate minus the article fetches of the last minutes), new article links are fetched at once by
+the spider (put back here when the rate had no token), known articles on their correction-decay
+schedule. ``spider_idle`` raises ``DontCloseSpider`` while watching. The crawl state is written
+every ``NEWSCRAWL_REVISIT_FLUSH_INTERVAL`` seconds (:class:`extensions.crawlstate.
+CrawlStateExtension`): a restart of the same command goes on. With ``REDIS_URL`` workers share
+one schedule (:mod:`extensions.watchshare`). Status line: :mod:`extensions.watchlog`. Stats:
 ``newscrawl/watch/<fed|dropped_again|released_stale|channel_budget>`` and the status line's.
 """
 
@@ -37,10 +33,12 @@ from scrapy.utils.defer import deferred_from_coro
 
 from extensions.crawlstate import CrawlStateExtension
 from extensions.watchlog import WatchLog
+from extensions.watchshare import WatchShare
 from newscrawl import defaults, meta
 from newscrawl.components import settings_kwargs
 from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, replan_channels
-from newscrawl.algorithms.watch import DueQueue, ReadyPages, due_rank, parse_duration, watching
+from newscrawl.algorithms.watch import (DueQueue, ReadyPages, due_rank, parse_duration,
+                                        sleep_seconds, watching)
 from newscrawl.crawlstate import RunState
 from spiders.requests import in_scope, watch_request
 
@@ -60,21 +58,23 @@ class WatchExtension:
 
     Args:
         crawler: the crawler (its engine takes the requests).
-        duration: stop after this many seconds (None: until stopped).
-        log_interval: seconds between the status lines.
-        stale_after: seconds after which a page requested but never visited may be requested again.
-        backlog: most requests waiting in Scrapy's scheduler before feeding pauses.
+        duration: stop after this many seconds (None: until stopped); log_interval: seconds
+            between the status lines; stale_after: seconds after which a page requested but
+            never visited may be requested again; backlog: most requests waiting in Scrapy's
+            scheduler before feeding pauses; share: this worker's side of the schedule shared
+            over Redis (None: one process).
     """
 
     def __init__(self, crawler: Any, *, duration: float | None = None,
                  log_interval: float = defaults.NEWSCRAWL_WATCH_LOG_INTERVAL,
                  stale_after: float = defaults.NEWSCRAWL_WATCH_STALE_AFTER,
-                 backlog: int = 16) -> None:
+                 backlog: int = 16, share: WatchShare | None = None) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.duration = duration
         self.stale_after = max(1.0, stale_after)
         self.backlog = max(1, backlog)
+        self.share = share
         self.log = WatchLog(crawler.stats, interval=log_interval)
         self.queue = DueQueue()
         self.ready = ReadyPages()
@@ -97,11 +97,10 @@ class WatchExtension:
         if not watching(getattr(spider, "watch", None), s.get("NEWSCRAWL_WATCH_ENABLED"),
                         revisit=s.getbool("NEWSCRAWL_REVISIT_ENABLED"), batch_args=given):
             raise NotConfigured("not watching (-a watch=1 / NEWSCRAWL_WATCH_ENABLED)")
-        if "Distributed" in str(s.get("SCHEDULER")):  # each worker would feed every due page
-            raise NotConfigured("monitoring mode runs in one process; not with a shared frontier")
+        share = WatchShare.from_crawler(crawler)  # None in one process
         until = getattr(spider, "for", None)
         duration = parse_duration(until if until not in (None, "") else s.get("NEWSCRAWL_WATCH_FOR"))
-        ext = cls(crawler, duration=duration, backlog=s.getint("CONCURRENT_REQUESTS"),
+        ext = cls(crawler, duration=duration, backlog=s.getint("CONCURRENT_REQUESTS"), share=share,
                   **settings_kwargs(s, "NEWSCRAWL_WATCH_", "log_interval", "stale_after"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_idle, signal=signals.spider_idle)
@@ -119,6 +118,8 @@ class WatchExtension:
         self.spider = spider
         self.state = state = run.state
         state.listeners.append(self._changed)
+        if self.share is not None and not self.share.start(state, self.queue, self._wake_in):
+            self.share = None
         if self.duration:
             self.deadline = state.now() + self.duration
         self.log.start(state)
@@ -146,6 +147,8 @@ class WatchExtension:
         revisit = request.meta.get(meta.REVISIT)
         if self.state is not None and revisit and revisit.get("fp") and not request.dont_filter:
             self.stats.inc_value(f"{_PREFIX}/dropped_again")
+            if self.share:  # seen by the shared frontier: fed again only by its owner
+                self.share.dropped(revisit["fp"])
             self.state.release(revisit["fp"])
 
     def _changed(self, fp: str, record: dict[str, Any] | None, visited: bool = True) -> None:
@@ -159,6 +162,8 @@ class WatchExtension:
             self.log.visited(record, state.now())
             if record.get("role") not in CHANNEL_ROLES:
                 self._article_visits.append(state.now())
+        if self.share:  # a visit published, or a claim handed back
+            self.share.changed(fp, record, visited, state.now())
         due = record.get("due")
         self.queue.push(fp, due if isinstance(due, (int, float)) else state.now(),
                         rank=due_rank(record))
@@ -225,22 +230,11 @@ class WatchExtension:
                     self.queue.push(fp, record["due"], rank=1)
 
     def _sleep(self, now: float, backlog: bool) -> float:
-        state = self.state
-        assert state is not None
-        candidates = [_MAX_SLEEP]
-        nxt = self.queue.next_due()
-        if nxt is not None:
-            candidates.append(nxt - now)
-        if backlog:
-            wait = state.rate.wait(now) if state.rate is not None else 0.0
-            candidates.append(max(wait, _BACKLOG_SLEEP))
-        if not self._filled:  # the crawl state is still loading
-            candidates.append(1.0)
-        if self.inflight:
-            candidates.append(min(self.inflight.values()) + self.stale_after - now)
-        if self.deadline is not None:
-            candidates.append(self.deadline - now)
-        return max(min(candidates), 0.01)
+        rate = self.state.rate if self.state is not None else None
+        wait = (rate.wait(now) if rate is not None else 0.0) if backlog else None
+        oldest = min(self.inflight.values()) + self.stale_after if self.inflight else None
+        return sleep_seconds(now, _MAX_SLEEP, self.queue.next_due(), wait, _BACKLOG_SLEEP,
+                             not self._filled, oldest, self.deadline)
 
     def _release_stale(self, now: float) -> None:
         state = self.state
@@ -263,7 +257,7 @@ class WatchExtension:
             due = record.get("due")
             if isinstance(due, (int, float)) and due > now:
                 continue  # a stale entry: the record was pushed again with its new due time
-            if not in_scope(record, self.spider):
+            if not in_scope(record, self.spider) or (self.share and not self.share.owns(str(fp))):
                 continue
             self.ready.add(str(record.get("site") or record.get("host") or ""), str(fp),
                            rank=due_rank(record), due=float(due or now))
@@ -293,7 +287,12 @@ class WatchExtension:
             record = state.get(fp)
             if record is None or fp in state.scheduled:
                 continue
-            self.crawler.engine.crawl(watch_request(state, record, self.spider))
+            request = watch_request(state, record, self.spider)
+            later = self.share.admit(fp, record, request, now) if self.share else None
+            if later is not None:  # another worker has it: back into the heap
+                self.queue.push(fp, later, rank=due_rank(record))
+                continue
+            self.crawler.engine.crawl(request)
             self.inflight[fp] = now
             allowance -= 1
             self.stats.inc_value(f"{_PREFIX}/fed")

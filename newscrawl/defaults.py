@@ -277,6 +277,11 @@ NEWSCRAWL_WATCH_LOG_INTERVAL = 60.0
 #: A page requested this long ago and still not visited (its request was lost on the way:
 #: robots.txt, a duplicate filter) may be requested again (seconds).
 NEWSCRAWL_WATCH_STALE_AFTER = 300.0
+#: Distributed watch workers (REDIS_URL): a channel claimed for a visit is held this long before
+#: another worker may claim it, when the visit never comes back (its worker was killed); a
+#: worker's pages move to the others NEWSCRAWL_REDIS_WORKER_TIMEOUT after its last heartbeat
+#: (seconds).
+NEWSCRAWL_WATCH_CLAIM_TTL = 30.0
 
 # --- collection names ------------------------------------------------------------------------
 ARTICLES_COLLECTION = "articles"

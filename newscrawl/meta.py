@@ -76,11 +76,15 @@ VISIT = "newscrawl_visit"
 LEASE = "newscrawl_lease"
 #: float: ``time.monotonic()`` when the request went to the downloader (response time).
 SENT_AT = "newscrawl_sent_at"
+#: str: the pending member of a request whose host lease the worker took itself
+#: (:meth:`newscrawl.distributed.frontier.RedisFrontier.lease_host`): a watched page it owns,
+#: sent and answered by this worker, not through the shared queues (:mod:`extensions.watchshare`).
+OWN = "newscrawl_own"
 
 #: Every key above (a key outside this tuple is a typo).
 ALL_KEYS = (ENTRY_URL, START_URL, DEPTH, LINK_CLASS, FEATURES, PARENT_WEIGHT, WEIGHT, REFERER,
             ROLE, FRAME_DEPTH, REVISIT, REVISIT_HOW, REVISIT_HEAD, PROBE, VERIFY, VISIT, LEASE,
-            SENT_AT)
+            SENT_AT, OWN)
 
 #: Context field → meta key (the eight facts of :class:`PageContext`).
 _META_OF = {

@@ -280,7 +280,7 @@ def test_watch_under_a_rate_feeds_no_more_than_the_tokens_least_served_site_firs
                                                "http://b.example/s1/"]
 
 
-def test_watch_is_off_unless_asked_and_refuses_a_shared_frontier():
+def test_watch_is_off_unless_asked_and_shares_the_schedule_of_a_shared_frontier():
     from scrapy.exceptions import NotConfigured
     from scrapy.settings import Settings
 
@@ -298,9 +298,12 @@ def test_watch_is_off_unless_asked_and_refuses_a_shared_frontier():
 
     with pytest.raises(NotConfigured, match="not watching"):
         WatchExtension.from_crawler(_C(None))
-    with pytest.raises(NotConfigured, match="one process"):
-        WatchExtension.from_crawler(_C("1", SCHEDULER="newscrawl.distributed.scheduler.DistributedScheduler"))
-    assert WatchExtension.from_crawler(_C("1")).duration == 90.0
+    shared = WatchExtension.from_crawler(_C(
+        "1", SCHEDULER="newscrawl.distributed.scheduler.DistributedScheduler",
+        NEWSCRAWL_REDIS_WORKER_TIMEOUT=30.0))
+    assert shared.share is not None and shared.share.claim_ttl == defaults.NEWSCRAWL_WATCH_CLAIM_TTL
+    alone = WatchExtension.from_crawler(_C("1"))
+    assert alone.duration == 90.0 and alone.share is None
 
 
 def test_watch_arguments_are_checked():

@@ -38,7 +38,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["DelayWindow", "DueQueue", "RateBudget", "ReadyPages", "due_rank", "is_on", "watching",
-           "parse_duration", "quantile"]
+           "parse_duration", "quantile", "sleep_seconds"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
 _UNIT_SECONDS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -119,6 +119,31 @@ def due_rank(record: Mapping[str, Any]) -> int:
     if record.get("role") in ("entry", "node", "frame"):
         return 1
     return 0 if not record.get("last_visit") else 2
+
+
+def sleep_seconds(now: float, longest: float, next_due: float | None, wait: float | None,
+                  backlog_sleep: float, loading: bool, stale_at: float | None,
+                  deadline: float | None) -> float:
+    """Seconds a monitor loop sleeps at ``now``: until the earliest of the next due page
+    (``next_due``), the end of a wait for a slot or a token (``wait``, at least
+    ``backlog_sleep``; None: nothing waits), a second while the crawl state is ``loading``, the
+    moment the oldest page in flight turns stale (``stale_at``) and the ``deadline``; at most
+    ``longest``, at least 0.01 (all seconds; instants in epoch seconds).
+
+    >>> sleep_seconds(100.0, 60.0, 130.0, None, 0.25, False, None, 110.0)
+    10.0
+    """
+    candidates = [longest]
+    if next_due is not None:
+        candidates.append(next_due - now)
+    if wait is not None:
+        candidates.append(max(wait, backlog_sleep))
+    if loading:
+        candidates.append(1.0)
+    for instant in (stale_at, deadline):
+        if instant is not None:
+            candidates.append(instant - now)
+    return max(min(candidates), 0.01)
 
 
 def quantile(values: list[float], q: float) -> float:

@@ -12,6 +12,8 @@
 - :mod:`~newscrawl.distributed.queue` — per-host queues with leases (``SCHEDULER_QUEUE_CLASS``).
 - :mod:`~newscrawl.distributed.dupefilter` — 8-byte fingerprints in packed buckets.
 - :mod:`~newscrawl.distributed.frontier` — the Lua scripts and Redis calls of the frontier.
+- :mod:`~newscrawl.distributed.watchshare` — the schedule watch workers (``-a watch=1``) share:
+  live workers, atomic channel claims, published channel estimates.
 - :mod:`~newscrawl.distributed.keys` — every Redis key template and request-meta key.
 - :mod:`~newscrawl.distributed.serializer` — pinned JSON / pickle-4 request serializers.
 

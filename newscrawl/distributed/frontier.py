@@ -169,10 +169,12 @@ for _, w in ipairs(dead) do
         free_host(host, hkey)
         freed = freed + 1
       end
-      redis.call('ZADD', qp .. host, score, member)
-      redis.call('INCR', KEYS[4])
-      make_ready(host, hkey)
-      requeued = requeued + 1
+      if score ~= '' then  -- '' : a lease of a request the worker sent itself, no queue entry
+        redis.call('ZADD', qp .. host, score, member)
+        redis.call('INCR', KEYS[4])
+        make_ready(host, hkey)
+        requeued = requeued + 1
+      end
     end
   end
   redis.call('DEL', pkey)
@@ -189,6 +191,23 @@ for _, host in ipairs(stale) do
   expired = expired + 1
 end
 return {requeued, freed, expired, #dead}
+"""
+
+# KEYS: host state, leases, ready, pending, seq. ARGV: host, lease ttl ms, pending member prefix.
+# Leases a free host whose pause has passed for a request the worker sends itself (no queue
+# entry); the pending entry (score '') lets a dead worker's lease be freed by the others.
+# Returns {token, now} or {'', wait ms (-1: leased by a request in flight)}.
+_SCRIPT_LEASE_HOST = _NOW + """
+if redis.call('HEXISTS', KEYS[1], 'lease') == 1 then return {'', -1} end
+local nxt = tonumber(redis.call('HGET', KEYS[1], 'next_ms') or '0')
+if nxt > now then return {'', nxt - now} end
+local token = string.format('%x', redis.call('INCR', KEYS[5]))
+redis.call('HINCRBY', KEYS[1], 'inflight', 1)
+redis.call('HSET', KEYS[1], 'lease', token, 'leased_at', now)
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[3] .. token, ARGV[1] .. '\\t\\t' .. token)
+return {token, now}
 """
 
 # KEYS: workers, size, leases, round. ARGV: worker, heartbeat ttl ms, may start a round ('1'/'0').
@@ -284,7 +303,10 @@ class RedisFrontier:
     MAX_POP_TRIES = 8
     SCRIPTS = {"add_seen": _SCRIPT_ADD_SEEN, "push": _SCRIPT_PUSH, "pop": _SCRIPT_POP,
                "release": _SCRIPT_RELEASE, "heartbeat": _SCRIPT_HEARTBEAT,
-               "activity": _SCRIPT_ACTIVITY, "join": _SCRIPT_JOIN}
+               "activity": _SCRIPT_ACTIVITY, "join": _SCRIPT_JOIN,
+               "lease_host": _SCRIPT_LEASE_HOST}
+    #: Prefix of the pending-set member of a request sent with :meth:`lease_host`.
+    OWN_MEMBER_PREFIX = "lease:"
 
     def __init__(self, server, namespace: str, *, prefix_bytes: int = 1, lease_ttl: float = 180.0,
                  worker_timeout: float = 30.0, worker_id: str | None = None):
@@ -550,6 +572,27 @@ class RedisFrontier:
             args = (args[0], args[1], _PauseSince(args[2], ended), *args[3:])
         self._batch.append(("release", keys, args, (lambda r: callback(
             (bool(r[0]), int(r[1]), int(r[2])))) if callback else None))
+
+    def lease_host(self, host: str) -> tuple[bytes, str] | Wait:
+        """Lease ``host`` for a request this worker sends itself (a watched page it owns), when
+        no request holds the host and its politeness pause has passed: the request then holds
+        the lease as a popped one does (meta :data:`newscrawl.meta.LEASE`), the politeness
+        middleware releases it, and the pending member returned is acknowledged like a popped
+        one (a dead worker's lease is freed by the others' heartbeat, nothing is requeued).
+
+        Returns:
+            ``(pending member, lease token)``, or :class:`Wait` (``wait_ms`` until the pause
+            ends; -1 while a request holds the host).
+        """
+        self.flush()
+        result = self._eval("lease_host",
+                            [self.host_state_key(host), self.k_leases, self.k_ready,
+                             self.k_pending, self.k_seq],
+                            [host, self.lease_ttl_ms, self.OWN_MEMBER_PREFIX])
+        if not result[0]:
+            return Wait(wait_ms=int(result[1]), now_ms=0)
+        token = result[0].decode("ascii") if isinstance(result[0], bytes) else str(result[0])
+        return (self.OWN_MEMBER_PREFIX + token).encode("ascii"), token
 
     def ack(self, members: list[bytes]) -> int:
         """Forget finished requests of this worker (they are no longer recovered); count."""

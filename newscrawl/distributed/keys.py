@@ -30,7 +30,9 @@ key                      type    content
 ``host:<host>``          hash    per-host state, see :data:`HOST_FIELDS`
 ``pending:<worker>``     hash    requests a worker took and has not finished; field = queue
                                  member, value = ``<host>\\t<score>\\t<lease token>``;
-                                 requeued when the worker dies
+                                 requeued when the worker dies. A watch worker's own
+                                 request has field ``lease:<token>`` and no score: its
+                                 host lease is freed, nothing is requeued
 ``workers``              zset    live workers; score = heartbeat expiry (ms)
 ``size``                 string  number of queued requests over all hosts
 ``seq``                  string  sequence of queue members and lease tokens
@@ -39,6 +41,14 @@ key                      type    content
                                  on an empty frontier; the store keeps the marker it last saw,
                                  so a marker missing or changed tells a worker that Redis lost
                                  the frontier (restarted empty, flushed)
+``watch:workers``        zset    live watch workers (``-a watch=1``); score = heartbeat expiry (ms,
+                                 Redis clock); dropped after ``NEWSCRAWL_REDIS_WORKER_TIMEOUT``
+``watch:due``            zset    channel fingerprint → shared due time (ms, run clock): the next
+                                 visit the scheduler planned, or the end of a claim
+                                 (``NEWSCRAWL_WATCH_CLAIM_TTL``) while a visit is under way
+``watch:by``             hash    channel fingerprint → the worker that claimed it last
+``watch:sched``          hash    channel fingerprint → JSON estimate of its last visit (``sched``,
+                                 ``last_visit``, ``due``), for the worker taking it over
 =======================  ======  ==================================================================
 
 ``<host>`` is the canonical host (:func:`newscrawl.algorithms.fingerprint.canonical_host`), so
@@ -63,6 +73,10 @@ SIZE_KEY = "%(ns)s:size"
 SEQ_KEY = "%(ns)s:seq"
 DEAD_LETTER_KEY = "%(ns)s:deadletter"
 RUN_KEY = "%(ns)s:run"
+WATCH_WORKERS_KEY = "%(ns)s:watch:workers"
+WATCH_DUE_KEY = "%(ns)s:watch:due"
+WATCH_BY_KEY = "%(ns)s:watch:by"
+WATCH_SCHED_KEY = "%(ns)s:watch:sched"
 #: Every key of a namespace (a SCAN ``MATCH`` pattern once the namespace is glob-escaped).
 NAMESPACE_KEYS = "%(ns)s:*"
 

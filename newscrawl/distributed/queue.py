@@ -34,6 +34,16 @@ logger = logging.getLogger(__name__)
 _UNKNOWN = object()
 
 
+def url_host(url: str, *, aliases: Mapping[str, str] | None = None, fold_www: bool = True) -> str:
+    """Canonical host of ``url``: its queue and politeness unit in the frontier (``""`` if
+    none; :func:`newscrawl.algorithms.fingerprint.canonical_host`)."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        host = ""
+    return canonical_host(host, aliases=aliases, fold_www=fold_www)
+
+
 class HostQueue(Base):
     """Per-host queues with leases, in scrapy-redis's queue interface.
 
@@ -61,11 +71,7 @@ class HostQueue(Base):
 
     def host_of(self, url: str) -> str:
         """Canonical host of ``url`` (the queue and politeness unit); ``""`` if none."""
-        try:
-            host = urlsplit(url).hostname or ""
-        except ValueError:
-            host = ""
-        return canonical_host(host, aliases=self.aliases, fold_www=self.fold_www)
+        return url_host(url, aliases=self.aliases, fold_www=self.fold_www)
 
     def __len__(self) -> int:
         return len(self.frontier) + len(self.taken)

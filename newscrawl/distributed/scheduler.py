@@ -46,7 +46,8 @@ Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis`` (as scrapy-red
 ``newscrawl/redis/<event>``: ``serialize_error``, ``dead_letter``, ``acked``, ``requeued``
 (requests recovered from dead workers), ``freed_leases``, ``expired_leases``, ``errors``,
 ``frontier_lost`` (Redis lost the frontier: its run marker, ``keys.RUN_KEY``, went missing),
-``frontier_not_rebuilt`` (and no crawl state could rebuild it);
+``frontier_not_rebuilt`` (and no crawl state could rebuild it), ``own`` (watched pages a
+worker sent on a host lease it took itself, :meth:`RedisFrontier.lease_host`);
 ``newscrawl/politeness/lease_conflict`` (a pop found the host already in flight: must stay 0).
 """
 
@@ -146,6 +147,8 @@ class DistributedScheduler(Scheduler):
         self._joined = False  # registered as a worker of the frontier (open), until it leaves
         self._leave_when_durable = False  # close found finished requests not durable yet
         self._popped: dict[bytes, Request] = {}
+        #: Requests this worker leased the host for itself (meta ``OWN``), not sent yet.
+        self._own: deque[Request] = deque()
         #: Finished requests not acknowledged yet: ``(member, time.monotonic() finished)``.
         self._finished: deque[tuple[bytes, float]] = deque()
         self._unsent = 0  # requests handed to push_later whose outcome is not back yet
@@ -304,12 +307,17 @@ class DistributedScheduler(Scheduler):
     # --- scheduler interface --------------------------------------------------------------------
 
     def enqueue_request(self, request):
-        """Queue ``request`` unless the in-process cache knows it as a duplicate.
+        """Queue ``request`` unless the in-process cache knows it as a duplicate; a request
+        holding a host lease this worker took itself (meta ``OWN``, a watched page) is sent by
+        this worker, before the shared queues.
 
         The push (fingerprint check and add, and queueing, in one Lua script) goes out with the
         next frontier round trip; a duplicate only Redis knows is counted then
         (``newscrawl/dupefilter/redis_seen``), without Scrapy's ``request_dropped`` signal.
         """
+        if request.meta.get(meta.OWN) and request.meta.get(meta.LEASE):
+            self._own.append(request)
+            return True
         fingerprint = None
         if not request.dont_filter:
             fingerprint = self.df.request_fingerprint(request)
@@ -338,6 +346,11 @@ class DistributedScheduler(Scheduler):
             self.stats.inc_value("scheduler/enqueued/redis")
 
     def next_request(self):
+        if self._own:
+            request = self._own.popleft()
+            self._popped[str(request.meta.pop(meta.OWN)).encode("ascii")] = request
+            self.stats.inc_value("newscrawl/redis/own")
+            return request
         now = time.monotonic()
         if now < self._idle_until and not self.frontier.queued_calls and not self.queue.taken:
             # No host was ready a moment ago and this worker changed nothing since: do not ask
@@ -381,7 +394,7 @@ class DistributedScheduler(Scheduler):
         return max(1, min(self.pop_batch, free))
 
     def has_pending_requests(self):
-        if self._unsent > 0 or self.queue.taken:
+        if self._unsent > 0 or self.queue.taken or self._own:
             return True
         try:
             return len(self.queue) > 0
@@ -391,7 +404,7 @@ class DistributedScheduler(Scheduler):
 
     def __len__(self):
         try:
-            return len(self.queue)
+            return len(self.queue) + len(self._own)
         except RedisError as exc:
             self._redis_error("counting the frontier", exc)
             return len(self.queue.taken)
