@@ -208,3 +208,30 @@ def test_exports_load_with_the_readmes_pandas_lines(data_dir, elsewhere, monkeyp
     assert str(csv_frame["first_seen"].dtype).startswith("datetime64")
     dated = csv_frame.dropna(subset=["published"])
     assert len(dated) == sum(a["published"] is not None for a in stored)
+
+
+def test_without_a_data_folder_the_checkouts_store_is_read(tmp_path, monkeypatch, capsys):
+    """The README's first command stores into the checkout's data/; `newscrawl report` from
+    another directory (no ./data there, no --data-dir) reads that store and says so."""
+    from newscrawl.readstore import NoStore, check_data_dir
+
+    checkout = tmp_path / "checkout"
+    (checkout / "data" / "db").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("NEWSCRAWL_DATA_DIR", raising=False)
+    with pytest.raises(NoStore):  # not a checkout (no setup.py): no fallback
+        check_data_dir(None, checkout=checkout)
+    (checkout / "setup.py").write_text("")
+    assert check_data_dir(None, checkout=checkout) == checkout / "data"
+    assert f"reading the store of the checkout, {checkout / 'data'}" in capsys.readouterr().err
+    # a folder that is given (option or environment) is never replaced
+    with pytest.raises(NoStore, match="does not exist"):
+        check_data_dir(str(elsewhere / "typo"), checkout=checkout)
+    monkeypatch.setenv("NEWSCRAWL_DATA_DIR", str(elsewhere / "typo"))
+    with pytest.raises(NoStore, match="does not exist"):
+        check_data_dir(None, checkout=checkout)
+    monkeypatch.delenv("NEWSCRAWL_DATA_DIR")
+    (elsewhere / "data" / "db").mkdir(parents=True)  # ./data of the working directory comes first
+    assert check_data_dir(None, checkout=checkout) == elsewhere / "data"

