@@ -11,7 +11,8 @@
   command (:mod:`newscrawl.commands.crawl`) makes the process exit status.
 * While it runs, a filter on the log handlers keeps expected network failures (what Scrapy
   retries: ``RETRY_EXCEPTIONS``, e.g. a name that does not resolve) to one line each instead of a
-  traceback, and removes credentials from every URL in a log line
+  traceback, logs only the first 20 "Ignoring response <404 …>" lines (the summary counts every
+  error status), and removes credentials from every URL in a log line
   (:func:`newscrawl.algorithms.urls.redact_credentials`).
 
 Settings: ``NEWSCRAWL_OUTCOME_ENABLED`` (off raises ``NotConfigured``).
@@ -35,17 +36,49 @@ logger = logging.getLogger(__name__)
 
 class LogHygieneFilter(logging.Filter):
     """A log-handler filter: credentials out of every message; one line, no traceback, for an
-    expected network failure (an exception of one of ``network_errors``).
+    expected network failure (an exception of one of ``network_errors``); at most
+    ``ignored_lines`` of Scrapy's "Ignoring response <404 …>" lines (``HttpErrorMiddleware``,
+    one per answer with an error status: thousands on a site of dead links), the last of them
+    saying that the summary's ``errors:`` line counts them all.
 
     Args:
         network_errors: exception classes whose tracebacks say nothing useful.
+        ignored_lines: "Ignoring response" lines kept per run (lines; 0 keeps none).
     """
 
-    def __init__(self, network_errors: tuple[type[BaseException], ...]) -> None:
+    #: Logger of Scrapy's ``HttpErrorMiddleware`` (its INFO line per ignored answer).
+    HTTPERROR_LOGGER = "scrapy.spidermiddlewares.httperror"
+
+    def __init__(self, network_errors: tuple[type[BaseException], ...], ignored_lines: int = 20) -> None:
         super().__init__()
         self.network_errors = network_errors
+        self.ignored_lines = ignored_lines
+        self.ignored = 0  # "Ignoring response" records seen this run
+
+    def _ignored_response(self, record: logging.LogRecord) -> bool:
+        """False for an "Ignoring response" record past the cap (the same record passes every
+        handler's filter: it is counted once)."""
+        n = getattr(record, "newscrawl_ignored_n", None)
+        if n is None:
+            self.ignored += 1
+            n = self.ignored
+            setattr(record, "newscrawl_ignored_n", n)
+        if n > self.ignored_lines:
+            return False
+        if n == self.ignored_lines:
+            try:
+                message = record.getMessage()
+            except Exception:  # noqa: BLE001 - a broken record is the logging module's to report
+                return True
+            record.msg = (f"{message} (further answers with an error status are not logged one "
+                          "by one: the summary's errors line counts them all)")
+            record.args = None
+        return True
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == self.HTTPERROR_LOGGER and record.levelno == logging.INFO \
+                and not self._ignored_response(record):
+            return False
         exc = record.exc_info[1] if record.exc_info else None
         try:
             message = record.getMessage()

@@ -3,7 +3,7 @@
 
 The server is the configured one (``--uri``, env ``NEWSCRAWL_MONGO_URI``, env ``MONGO_URI``) or
 else the embedded store of the data folder (``--data-dir``, env ``NEWSCRAWL_DATA_DIR``, default
-``./data``), started for the command and stopped after unless it was already running. Unlike a
+``./data``, or when there is none the checkout's ``data`` folder, where ``make crawl`` stores), started for the command and stopped after unless it was already running. Unlike a
 crawl, a reading command never creates a store: a data folder that does not exist, or holds no
 store, is :class:`NoStore` with a message saying what to do.
 """
@@ -11,13 +11,14 @@ store, is :class:`NoStore` with a message saying what to do.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
 from newscrawl.embedded.folder import DataFolder
-from newscrawl.embedded.uri import URI_ENV_VARS
+from newscrawl.embedded.uri import DATA_DIR_ENV_VAR, URI_ENV_VARS
 from newscrawl.store import NewsStore
 
 
@@ -34,13 +35,38 @@ def configured_uri(uri: str | None) -> str:
     return ""
 
 
-def check_data_dir(data_dir: str | None) -> Path:
+#: The checkout this package runs from (an editable install or ``python -m`` in the checkout):
+#: ``make crawl`` stores into its ``data`` folder.
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def checkout_store(checkout: Path = CHECKOUT) -> Path | None:
+    """The data folder ``make crawl`` writes (``data/`` of the checkout) when it holds a store;
+    None otherwise, and for an installed copy that is no checkout (no ``setup.py`` beside)."""
+    folder = checkout / "data"
+    if (checkout / "setup.py").is_file() and DataFolder(folder).db_dir.is_dir():
+        return folder
+    return None
+
+
+def check_data_dir(data_dir: str | None, *, checkout: Path = CHECKOUT) -> Path:
     """The absolute embedded data folder of ``data_dir`` (see :func:`resolve_data_dir`).
+
+    With no folder given (no ``--data-dir``, no env ``NEWSCRAWL_DATA_DIR``) and no ``./data`` in
+    the working directory, the store of the checkout (:func:`checkout_store`, where ``make crawl``
+    stores) is read, and a line on stderr says so: the README's first command, then
+    ``newscrawl report`` from any directory.
 
     Raises:
         NoStore: the folder does not exist, or has no ``db/`` folder (never crawled into).
     """
     folder = Path(resolve_data_dir(data_dir)).expanduser().resolve()
+    if not folder.is_dir() and not data_dir and not os.environ.get(DATA_DIR_ENV_VAR):
+        fallback = checkout_store(checkout)
+        if fallback is not None:
+            print(f"newscrawl: no {folder}; reading the store of the checkout, {fallback} "
+                  f"(--data-dir DIR reads another)", file=sys.stderr)
+            return fallback
     if not folder.is_dir():
         raise NoStore(f"no store at {folder}: the data folder does not exist (crawl first with "
                       f"`newscrawl crawl URL --data-dir {folder}`, or give the folder of a crawl "

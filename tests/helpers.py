@@ -80,3 +80,19 @@ def open_store(data_dir: Path):
 
 def read_items(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def require_installed(module: str):
+    """Import and return ``module``, a test dependency of ``requirements-test.txt`` that
+    newscrawl itself does not need (pandas, pyarrow): skipped with a message when it is missing,
+    except on CI (``CI`` set), where ``make test`` installs it, so its absence is a failure."""
+    import importlib
+
+    import pytest
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"{module} is missing on CI ({exc}): requirements-test.txt installs it")
+        pytest.skip(f"{module} is not installed (pip install -r requirements-test.txt)")

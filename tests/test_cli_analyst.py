@@ -1,5 +1,6 @@
 """The ``newscrawl`` command from another directory: ``crawl``, ``report`` (terminal and
-``--html``), ``export`` (jsonl, csv, parquet), and a data folder that does not exist.
+``--html``), ``export`` (jsonl, csv, parquet, and the README's pandas lines reading them), and a
+data folder that does not exist.
 
 The commands run as subprocesses (``python -m newscrawl``) in a temporary working directory,
 with the checkout on ``PYTHONPATH`` the way the installed console script finds it; the store is
@@ -12,6 +13,7 @@ import csv
 import io
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -24,7 +26,7 @@ from newscrawl.cli import crawl_args
 from newscrawl.embedded import EmbeddedMongo
 from newscrawl.store import NewsStore
 from tests import analystdata
-from tests.helpers import LOOPBACK_SITES, REPO, served
+from tests.helpers import LOOPBACK_SITES, REPO, require_installed, served
 
 
 def run(args: list[str], cwd: Path, *, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -167,7 +169,7 @@ def test_export_csv_jsonl_filters_and_versions(data_dir, elsewhere):
 
 
 def test_export_parquet(data_dir, elsewhere):
-    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is optional (pip install pyarrow==26.0.1)")
+    pq = require_installed("pyarrow.parquet")
     proc = run(["export", "--data-dir", str(data_dir), "--format", "parquet", "-o", "a.parquet",
                 "--batch", "3"], elsewhere)
     assert proc.returncode == 0, proc.stderr
@@ -187,3 +189,49 @@ def test_crawl_from_another_directory_stores_into_its_data_dir(elsewhere):
     assert report.returncode == 0, report.stderr
     assert "127.0.0.1" in report.stdout
     assert not (elsewhere / "data").exists()
+
+
+def test_exports_load_with_the_readmes_pandas_lines(data_dir, elsewhere, monkeypatch):
+    pd = require_installed("pandas")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    lines = re.findall(r"`(pd\.read_(?:csv|json)\([^`]*\))`", readme)
+    assert len(lines) == 2, lines  # the CSV line and the JSON lines line
+    for fmt, name in (("csv", "articles.csv"), ("jsonl", "articles.jsonl")):
+        proc = run(["export", "--data-dir", str(data_dir), "--format", fmt, "-o", name], elsewhere)
+        assert proc.returncode == 0, proc.stderr
+    stored = analystdata.articles()
+    monkeypatch.chdir(elsewhere)
+    frames = [eval(line, {"pd": pd}) for line in lines]  # the README's own lines
+    for frame in frames:
+        assert sorted(frame["url"]) == sorted(a["url"] for a in stored)
+    csv_frame = next(f for line, f in zip(lines, frames) if "read_csv" in line)
+    assert str(csv_frame["first_seen"].dtype).startswith("datetime64")
+    dated = csv_frame.dropna(subset=["published"])
+    assert len(dated) == sum(a["published"] is not None for a in stored)
+
+
+def test_without_a_data_folder_the_checkouts_store_is_read(tmp_path, monkeypatch, capsys):
+    """The README's first command stores into the checkout's data/; `newscrawl report` from
+    another directory (no ./data there, no --data-dir) reads that store and says so."""
+    from newscrawl.readstore import NoStore, check_data_dir
+
+    checkout = tmp_path / "checkout"
+    (checkout / "data" / "db").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("NEWSCRAWL_DATA_DIR", raising=False)
+    with pytest.raises(NoStore):  # not a checkout (no setup.py): no fallback
+        check_data_dir(None, checkout=checkout)
+    (checkout / "setup.py").write_text("")
+    assert check_data_dir(None, checkout=checkout) == checkout / "data"
+    assert f"reading the store of the checkout, {checkout / 'data'}" in capsys.readouterr().err
+    # a folder that is given (option or environment) is never replaced
+    with pytest.raises(NoStore, match="does not exist"):
+        check_data_dir(str(elsewhere / "typo"), checkout=checkout)
+    monkeypatch.setenv("NEWSCRAWL_DATA_DIR", str(elsewhere / "typo"))
+    with pytest.raises(NoStore, match="does not exist"):
+        check_data_dir(None, checkout=checkout)
+    monkeypatch.delenv("NEWSCRAWL_DATA_DIR")
+    (elsewhere / "data" / "db").mkdir(parents=True)  # ./data of the working directory comes first
+    assert check_data_dir(None, checkout=checkout) == elsewhere / "data"

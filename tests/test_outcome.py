@@ -102,3 +102,31 @@ def test_network_failures_are_one_line_and_credentials_never_reach_the_log():
 def test_a_run_whose_every_request_was_refused_by_the_destination_policy_fails():
     outcome = run_outcome({"newscrawl/seeds/requested": 1, "newscrawl/destination/loopback": 2})
     assert outcome.status == 1 and "2 request(s) refused by the destination policy" in outcome.why
+
+
+def test_ignored_error_answers_are_logged_up_to_the_cap_and_counted_once_per_record():
+    hygiene = LogHygieneFilter((), ignored_lines=3)
+
+    class Response:  # what the message's %r shows of a Scrapy response
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def __repr__(self) -> str:
+            return f"<404 https://a.example/{self.n}>"
+
+    def ignored(n: int) -> logging.LogRecord:
+        return logging.LogRecord(LogHygieneFilter.HTTPERROR_LOGGER, logging.INFO, __file__, 1,
+                                 "Ignoring response %(response)r: HTTP status code is not handled or not allowed",
+                                 ({"response": Response(n)},), None)
+
+    records = [ignored(n) for n in range(10)]
+    # two handlers: every record passes both filters, and is counted once
+    kept = [r for r in records if hygiene.filter(r) and hygiene.filter(r)]
+    assert [r.getMessage().split(">")[0] for r in kept] == [f"Ignoring response <404 https://a.example/{n}"
+                                                           for n in range(3)]
+    assert "the summary's errors line counts them all" in kept[-1].getMessage()
+    assert "counts them all" not in kept[0].getMessage()
+    assert hygiene.ignored == 10
+    # other lines of the same logger level and other loggers are never dropped
+    other = logging.LogRecord("scrapy.core.engine", logging.INFO, __file__, 1, "Closing spider", (), None)
+    assert hygiene.filter(other)

@@ -2,7 +2,7 @@
 is executed, in order, in one namespace, against an embedded store holding the analysts' sample
 (:mod:`tests.analystdata`), and each result is checked against what the README says it returns.
 Every query has a mongosh form too (one ``js`` block per Python query block). The pandas block
-runs when pandas is installed (it is not a dependency); it is skipped with a message otherwise.
+runs with pandas of ``requirements-test.txt`` (not a runtime dependency).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from newscrawl.store import NewsStore
 from tests import analystdata
-from tests.helpers import REPO
+from tests.helpers import REPO, require_installed
 
 HEADING = "### Queries for analysts (mongosh and Python)"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
@@ -133,7 +133,7 @@ def test_readme_python_queries_return_what_the_readme_says(sample_uri, monkeypat
 
 
 def test_readme_pandas_block(sample_uri, monkeypatch):
-    pytest.importorskip("pandas", reason="pandas is not installed (not a newscrawl dependency)")
+    require_installed("pandas")
     monkeypatch.setenv("NEWSCRAWL_MONGO_URI", sample_uri)
     namespace: dict[str, Any] = {}
     for kind, code in blocks():
