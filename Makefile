@@ -4,7 +4,8 @@
 #                    ARGS="-s NEWSCRAWL_DEPTH=1" works too; precedence: -a argument >
 #                    -s setting > newscrawl/settings.py > newscrawl/defaults.py. REPLAY_PORT
 #                    (default: a free port) is taken as given and must be free.
-#   make test
+#   make test        the tests in TEST_WORKERS parallel processes (default 2, pytest-xdist, one
+#                    test file per process at a time); TEST_WORKERS=0 runs them in this process
 #   make bench       every benchmark at its quick size, each target met / NOT met
 #                    (BENCH_ARGS="--only recrawl,revisit_sim" or "--full")
 #   make typecheck   mypy over the production packages (strict for newscrawl/algorithms; mypy.ini)
@@ -12,6 +13,7 @@ PYTHON ?= python3.11
 VENV := .venv
 REPLAY_VENV := .venv-replay
 SHARED ?= ../shared
+TEST_WORKERS ?= 2
 export NEWSCRAWL_DATA_DIR ?= $(CURDIR)/data
 
 .PHONY: crawl test bench typecheck setup setup-replay clean
@@ -41,7 +43,7 @@ crawl: $(VENV)/.installed $(if $(REPLAY),$(REPLAY_VENV)/.installed)
 	  $(if $(STRATEGY),-a strategy=$(STRATEGY)) $(ARGS)
 
 test: $(VENV)/.installed $(REPLAY_VENV)/.installed
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed
 	$(VENV)/bin/python benchmarks/bench.py $(BENCH_ARGS)

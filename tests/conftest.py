@@ -175,3 +175,15 @@ def database(embedded):
     yield name
     with NewsStore.connect(embedded.uri, name, timeout=5.0) as store:
         store.client.drop_database(name)
+
+
+# --- parallel runs (make test: pytest-xdist) -----------------------------------------------------
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """In a pytest-xdist worker, hand out the files of slow tests first (tests/scheduling.py)."""
+    from tests.scheduling import in_xdist_worker, slow_files_first
+
+    if in_xdist_worker():
+        slow_files_first(items)

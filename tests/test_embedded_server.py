@@ -55,6 +55,21 @@ def _wait_dead(pid: int, timeout: float = 5.0) -> None:
         time.sleep(0.02)
 
 
+def _sleeping_daemon(db: Path) -> subprocess.Popen[bytes]:
+    """A sleeping Python whose command line looks like ``secantusd-py --storage-path db``,
+    returned once it runs: right after ``Popen`` returns, ``/proc/PID/cmdline`` can still be
+    empty (the kernel lets the parent go before the new program's arguments are in place), and
+    a loaded machine widens that window."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
+        + ["secantusd-py", "--storage-path", str(db)],
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    proc.stdout.close()
+    return proc
+
+
 @pytest.fixture
 def data(tmp_path: Path) -> Iterator[Path]:
     """A data folder; servers a failed test left running on it are killed afterwards."""
@@ -155,10 +170,7 @@ def test_port_in_use_fails_with_log_tail(tmp_path: Path) -> None:
 def test_live_server_that_does_not_answer(tmp_path: Path) -> None:
     """A hung daemon holding the folder is reported, not killed; the CLI stop ends it."""
     db = tmp_path / "db"
-    hung = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(60)"]
-        + ["secantusd-py", "--storage-path", str(db)]
-    )
+    hung = _sleeping_daemon(db)
     try:
         (tmp_path / "server.json").write_text(
             json.dumps({"pid": hung.pid, "port": free_port(), "host": "127.0.0.1"})
@@ -192,10 +204,7 @@ def test_stop_server_refuses_while_a_crawl_holds_a_lease(data: Path) -> None:
 
 
 def test_stop_server_ends_a_daemon_that_lost_its_state_file(tmp_path: Path) -> None:
-    orphan = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(60)"]
-        + ["secantusd-py", "--storage-path", str(tmp_path / "db")]
-    )
+    orphan = _sleeping_daemon(tmp_path / "db")
     try:
         assert find_server_pids(tmp_path / "db") == [orphan.pid]
         assert stop_server(tmp_path, timeout=5) == orphan.pid
