@@ -3,7 +3,7 @@
 Reads the same MongoDB the crawl wrote (``--uri`` / ``MONGO_URI`` / ``NEWSCRAWL_MONGO_URI``, else
 the embedded store of ``--data-dir``, started for the report and stopped after unless it was
 already running). Prints per site: articles, nodes, links per class, newest publication time,
-and the top articles by NewsPageRank weight.
+the top articles by NewsPageRank weight, and the feeds and sitemaps discovered per site.
 """
 
 from __future__ import annotations
@@ -53,6 +53,15 @@ def main(argv: list[str] | None = None) -> int:
                 top.add_row(f"{doc.get('weight', 0):.3f}", str(doc.get("site")), str(doc.get("title"))[:60],
                             str(doc.get("url")))
             console.print(top)
+            sources = store.discovered_sources()
+            if sources:
+                found = Table(title="feeds and sitemaps discovered")
+                for col in ("site", "kind", "via", "url"):
+                    found.add_column(col)
+                for row in sources:
+                    found.add_row(str(row["site"]), str(row.get("kind")), str(row.get("via")),
+                                  str(row["url"]))
+                console.print(found)
     finally:
         if embedded is not None:
             embedded.stop()

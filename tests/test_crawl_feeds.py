@@ -65,6 +65,7 @@ def runs(tmp_path_factory):
             pages = {d["url"]: d for d in store.pages.find()}
             articles = {d["url"]: d for d in store.articles.find()}
             hosts = {d["_id"]: d for d in store.db.hosts.find()}
+            hosts["report"] = store.discovered_sources()
     return url.rstrip("/"), out, pages, articles, hosts
 
 
@@ -77,6 +78,7 @@ def test_sources_are_discovered_and_kept_per_site(runs):
     listed = {(s["url"], s["kind"], s["via"]) for s in hosts[HOST]["sources"]}
     assert listed == {(f"{base}/feed.xml", "feed", "alternate"),
                       (f"{base}/news-sitemap.xml", "sitemap", "robots")}
+    assert [(r["site"], r["kind"]) for r in hosts["report"]] == [(HOST, "feed"), (HOST, "sitemap")]
     stats = out[0][0]
     assert (_n(stats, "discovered/feed"), _n(stats, "discovered/sitemap")) == (1, 1)
 
