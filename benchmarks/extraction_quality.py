@@ -41,6 +41,18 @@ ground-truth probe (non-ASCII snippets of 06, lines of 12's ``cleaned/``) that t
 shows. The right decoding is the one of several candidate codecs that shows the most probes
 (a benchmark oracle from the ground truth, never used by the product).
 
+Feed dates (set 14 ``14_feeds_sitemaps``): every feed and Google News sitemap of the set is read
+with the crawl path's parsers (:func:`newscrawl.algorithms.feeds.parse_feed`,
+:func:`~newscrawl.algorithms.feeds.parse_sitemap`). *Date accuracy on articles with feed dates*:
+the corpus articles of sets 04/06/08/12 whose URL (canonical, scheme and ``www.`` ignored) is an
+entry with a date are extracted again with the entry's date passed to the date resolver
+(``feed_date`` / ``sitemap_date``) and compared with the ground truth as above; the feed date
+alone (the entry's UTC instant, as the parser gives it) is scored too. The shipped corpus has no such article (its feeds and articles come from
+different years), so this prints ``0 articles`` until one is added. Next to it, on set 14 itself:
+how often an entry's date names the day its own URL carries (``/2020/04/23/``): the publisher's
+record of the day, a proxy ground truth that shows feeds re-dating old stories (rule 3 of
+:mod:`newscrawl.algorithms.pubdate`).
+
 Targets print as ``target <name>: <value> <op> <threshold>: met|NOT met`` (``benchmarks/_targets.py``).
 """
 
@@ -77,6 +89,7 @@ SET04 = "04_fundus_multilingual_articles_gt"
 SET06 = "06_trafilatura_eval"
 SET08 = "08_newspaper4k_testdata"
 SET12 = "12_zh-content-extraction_gbk_raw"
+SET14 = "14_feeds_sitemaps"
 TOOLS = ("newscrawl", "trafilatura", "htmldate")
 WRONG_HEADERS = ("", "iso-8859-1", "windows-1251", "utf-8", "gbk")
 ORACLE_CODECS = ("utf-8", "gb18030", "cp1252", "cp1251", "koi8_r", "cp932", "euc_jp", "cp949",
@@ -558,6 +571,8 @@ def main(argv: list[str] | None = None) -> int:
 
         agree = sum((date_from_url(u) is not None) == lab for lab, u in labels)
         figure("extraction_quality URL date labels of test_urls_pubdate.txt", f"{agree}/{len(labels)}")
+    if (args.corpus / SET14).is_dir():
+        feed_date_figures(args.corpus, every, args.mode)
     if checks:
         failing = [c for c in checks if c["fails"]]
         target(f"extraction_quality charset pages with U+FFFD or mojibake ({len(checks)} pages of sets "
@@ -574,6 +589,100 @@ def main(argv: list[str] | None = None) -> int:
     if args.charset:
         charset_timing(args.corpus)
     return 0
+
+
+def _url_key(url: str) -> str:
+    """Canonical URL without scheme and ``www.``: one article served over http and https."""
+    from newscrawl.algorithms.urls import canonicalize_url
+
+    rest = canonicalize_url(url or "").split("://", 1)[-1]
+    return rest[4:] if rest.startswith("www.") else rest
+
+
+def feed_dates(corpus: Path) -> list[dict[str, Any]]:
+    """Every dated entry of set 14's feeds and news sitemaps: {url, link, kind, raw, when, file}.
+
+    Read with the crawl path's own parsers; sitemaps without the Google News namespace are not
+    read (they give no publication date).
+    """
+    from newscrawl.algorithms.feeds import parse_feed, parse_sitemap, sniff_kind
+
+    out: list[dict[str, Any]] = []
+    base = corpus / SET14
+    for path in sorted(base.rglob("*")):
+        if not path.is_file() or path.name in ("url_map.tsv", "captures.tsv") or path.suffix in (
+                ".txt", ".md", ".tsv") or path.name.startswith(("LICENSE", "NOTICE", "COPYING")):
+            continue
+        body = path.read_bytes()
+        kind = sniff_kind(body)
+        name = str(path.relative_to(base))
+        if kind in ("rss", "atom"):
+            for e in parse_feed(body, "https://feed.invalid/").entries:
+                if e.published is not None:
+                    out.append({"url": e.url, "link": e.link, "kind": "feed", "raw": e.published_raw,
+                                "when": e.published, "file": name})
+        elif kind == "sitemap" and b"sitemap-news" in body[:4096]:
+            for s in parse_sitemap(body, "https://feed.invalid/"):
+                if s.news_publication_date is not None:
+                    out.append({"url": s.url, "link": s.url, "kind": "sitemap",
+                                "raw": s.news_publication_raw, "when": s.news_publication_date,
+                                "file": name})
+    return out
+
+
+def feed_date_figures(corpus: Path, items: dict[str, list[dict[str, Any]]], mode: str) -> None:
+    """Print the feed-date figures (see the module docstring)."""
+    from newscrawl.algorithms.pubdate import date_from_url
+
+    entries = feed_dates(corpus)
+    index: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        for u in (e["url"], e["link"]):
+            index.setdefault(_url_key(u), e)
+    every = [it for rows in items.values() for it in rows]
+    matched = [(it, index[_url_key(it["url"])]) for it in every
+               if it.get("url") and _url_key(it["url"]) in index]
+    dated = [(it, e) for it, e in matched if _gt_when(it.get("date"))[0] is not None]
+    with_feed: list[bool] = []
+    feed_alone: list[bool] = []
+    for it, e in dated:
+        gt, _only = _gt_when(it.get("date"))
+        html = crawl_text(_read(it["path"]), it["url"])
+        details: dict[str, Any] = {}
+        dates = {"feed_date": e["raw"]} if e["kind"] == "feed" else {"sitemap_date": e["raw"]}
+        res = extract_article(html, it["url"], mode=mode, fetched_at=_fetched_at(it.get("fetched_at")),
+                              _details=details, **dates)
+        local = details.get("published_local", res["published"])
+        with_feed.append(same_day(local, gt, value_date_only=bool(details.get("published_date_only"))))
+        feed_alone.append(same_day(e["when"], gt, value_date_only=False))
+    feeds = len({e["file"] for e in entries})
+    if dated:
+        figure("extraction_quality date same-day on corpus articles with a feed date",
+               f"{sum(with_feed)}/{len(dated)}",
+               note=f"(feed date alone {sum(feed_alone)}/{len(dated)}; {len(entries)} dated "
+                    f"entries of {feeds} set-14 files)")
+    else:
+        figure("extraction_quality date same-day on corpus articles with a feed date",
+               "0 articles", note=f"(none of the {len(every)} corpus articles of sets "
+               f"{'/'.join(items)} is among the {len(entries)} dated entries of {feeds} set-14 "
+               f"feeds and news sitemaps)")
+    # proxy ground truth on set 14 itself: the day the entry's own URL carries
+    same = near = later = earlier = 0
+    for e in entries:
+        day = date_from_url(e["url"])
+        if day is None:
+            continue
+        diff = (e["when"].date() - day).days
+        same += diff == 0
+        near += abs(diff) == 1
+        later += diff > 1
+        earlier += diff < -1
+    total = same + near + later + earlier
+    if total:
+        figure("extraction_quality feed date vs the day in the entry's URL (set 14)",
+               f"{same}/{total} same day",
+               note=f"({near} one day apart (UTC vs local day), {later} later by more than a day "
+                    f"(re-dated: the resolver takes the URL's day), {earlier} earlier)")
 
 
 def _overall(results: dict[str, list[dict[str, Any]]], tool: str) -> dict[str, float]:

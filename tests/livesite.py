@@ -19,12 +19,23 @@ Some articles are corrected ``correct_after`` seconds after publication (text an
 ``Last-Modified`` change). Hosts answer ``ETag`` / ``Last-Modified`` and 304 to conditional GETs,
 except the host listed as ``no_validators``; the host listed as ``no_head`` answers HEAD 405.
 
+Feeds mode (config ``feeds: true``; off by default, and then nothing below exists: the pages and
+robots.txt are byte for byte those of a site without feeds): the home page announces an RSS 2.0
+feed of the whole site ``/feed.xml`` and each channel page its own ``/sectionK/feed.xml`` with
+``<link rel="alternate" type="application/rss+xml">``; each feed lists the newest ``feed_size``
+articles (default ``index_size``) with absolute links, ``guid`` and ``pubDate``. robots.txt gains
+``Sitemap: http://HOST:PORT/news-sitemap.xml``, a Google News sitemap of the newest
+``sitemap_size`` articles (default 1000) with ``news:publication_date`` and ``news:title``.
+Feeds and the sitemap answer validators and 304 like the channel pages, and their request lines
+carry ``listed`` too.
+
 Config keys: ``hosts`` (list of loopback addresses), ``rates`` (per host, a list of articles per
 minute per channel), ``duration`` (seconds of schedule to draw), ``day`` (seconds of one
 compressed day), ``amplitude`` (0..1), ``index_size``, ``initial`` (articles per channel already
 published at start), ``correct_share`` (0..1), ``correct_after`` (seconds), ``no_validators``,
 ``no_head`` (a host or empty), ``seed``, ``article_delay`` (seconds each article answer is held
-back: a window in which article requests are in flight, for crash tests; default 0).
+back: a window in which article requests are in flight, for crash tests; default 0), ``feeds``
+(bool, default false), ``feed_size``, ``sitemap_size``.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ import sys
 import time
 from email.utils import formatdate
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 from twisted.internet import reactor
 from twisted.web import resource, server
@@ -93,13 +105,71 @@ class Site(resource.Resource):
                 self.by_path[a["path"]] = a
         self.validators = host != cfg.get("no_validators")
         self.head_ok = host != cfg.get("no_head")
+        self.feeds = bool(cfg.get("feeds", False))
 
-    def _page(self, path: str, now: float) -> tuple[bytes, float, list[int]] | None:
+    def _newest(self, channel: int | None, now: float, size: int) -> list[dict]:
+        """The newest ``size`` articles published by ``now`` (of one channel, or of all)."""
+        pool = (self.channels.get(channel, []) if channel is not None
+                else [a for arts in self.channels.values() for a in arts])
+        live = [a for a in pool if a["published"] <= now]
+        return sorted(live, key=lambda a: a["published"], reverse=True)[:size]
+
+    def _title(self, a: dict) -> str:
+        return f"Story {a['id']} of section {a['channel']} on {self.host}"
+
+    def _feed(self, channel: int | None, now: float, base: str) -> tuple[bytes, float, list[int]]:
+        """An RSS 2.0 feed of the newest articles (of one channel, or of the site)."""
+        size = int(self.cfg.get("feed_size", self.cfg.get("index_size", 20)))
+        newest = self._newest(channel, now, size)
+        name = f"Section {channel}" if channel is not None else "All sections"
+        items = "".join(
+            f"<item><title>{escape(self._title(a))}</title><link>{base}{a['path']}</link>"
+            f"<guid isPermaLink=\"true\">{base}{a['path']}</guid>"
+            f"<pubDate>{formatdate(a['published'], usegmt=True)}</pubDate>"
+            f"<description>Paragraph 0 of story {a['id']}.</description></item>" for a in newest)
+        modified = max((a["published"] for a in newest), default=0.0)
+        body = ('<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel>'
+                f"<title>{escape(self.host)} news: {name}</title><link>{base}/</link>"
+                f"<description>{name}</description>"
+                f"<lastBuildDate>{formatdate(modified or 1.0e9, usegmt=True)}</lastBuildDate>"
+                f"{items}</channel></rss>")
+        return body.encode(), modified, [a["id"] for a in newest]
+
+    def _news_sitemap(self, now: float, base: str) -> tuple[bytes, float, list[int]]:
+        """A Google News sitemap (sitemaps.org 0.9 + news 0.9) of the newest articles."""
+        newest = self._newest(None, now, int(self.cfg.get("sitemap_size", 1000)))
+        urls = "".join(
+            f"<url><loc>{base}{a['path']}</loc><news:news><news:publication>"
+            f"<news:name>{escape(self.host)}</news:name><news:language>en</news:language>"
+            f"</news:publication><news:publication_date>"
+            f"{dt.datetime.fromtimestamp(a['published'], UTC).isoformat(timespec='seconds')}"
+            f"</news:publication_date><news:title>{escape(self._title(a))}</news:title>"
+            f"</news:news></url>" for a in newest)
+        body = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+                'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9">' + urls + "</urlset>")
+        modified = max((a["published"] for a in newest), default=0.0)
+        return body.encode(), modified, [a["id"] for a in newest]
+
+    def _page(self, path: str, now: float, base: str = "") -> tuple[bytes, float, list[int]] | None:
         """(body, last modified, listed ids) or None (404)."""
         head = '<html lang="en"><head><meta charset="utf-8"><title>{t}</title>{m}</head><body>'
         nav = "".join(f'<a href="/section{k}/">Section {k}</a> ' for k in sorted(self.channels))
+        if self.feeds:
+            if path == "/feed.xml":
+                return self._feed(None, now, base)
+            if path == "/news-sitemap.xml":
+                return self._news_sitemap(now, base)
+            if path.startswith("/section") and path.endswith("/feed.xml") and path.count("/") == 2:
+                try:
+                    k = int(path[len("/section"):-len("/feed.xml")])
+                except ValueError:
+                    return None
+                return self._feed(k, now, base) if k in self.channels else None
         if path == "/":
-            body = head.format(t=f"{self.host} news", m="") + f"<nav>{nav}</nav><p>Front page</p></body></html>"
+            alt = ('<link rel="alternate" type="application/rss+xml" title="All sections" '
+                   'href="/feed.xml">') if self.feeds else ""
+            body = head.format(t=f"{self.host} news", m=alt) + f"<nav>{nav}</nav><p>Front page</p></body></html>"
             return body.encode(), 0.0, []
         if path.startswith("/section") and path.endswith("/") and path.count("/") == 2:
             try:
@@ -108,10 +178,11 @@ class Site(resource.Resource):
                 return None
             if k not in self.channels:
                 return None
-            live = [a for a in self.channels[k] if a["published"] <= now]
-            newest = sorted(live, key=lambda a: a["published"], reverse=True)[: int(self.cfg.get("index_size", 20))]
+            newest = self._newest(k, now, int(self.cfg.get("index_size", 20)))
             items = "".join(f'<li><a href="{a["path"]}">Story {a["id"]} of section {k}</a></li>' for a in newest)
-            body = (head.format(t=f"Section {k}", m="") + f"<nav>{nav}</nav><h1>Section {k}</h1>"
+            alt = (f'<link rel="alternate" type="application/rss+xml" title="Section {k}" '
+                   f'href="/section{k}/feed.xml">') if self.feeds else ""
+            body = (head.format(t=f"Section {k}", m=alt) + f"<nav>{nav}</nav><h1>Section {k}</h1>"
                     f"<ul>{items}</ul></body></html>")
             modified = max((a["published"] for a in newest), default=0.0)
             return body.encode(), modified, [a["id"] for a in newest]
@@ -120,7 +191,7 @@ class Site(resource.Resource):
             return None
         fixed = a["corrected"] is not None and a["corrected"] <= now
         iso = dt.datetime.fromtimestamp(a["published"], UTC).isoformat()
-        title = f"Story {a['id']} of section {a['channel']} on {self.host}"
+        title = self._title(a)
         paras = [f"Paragraph {i} of story {a['id']}: the council met on Tuesday to discuss the "
                  f"budget of the coming year, and the opposition announced fierce resistance." for i in range(5)]
         if fixed:
@@ -135,17 +206,20 @@ class Site(resource.Resource):
         path = request.path.decode("latin-1")
         method = request.method.decode()
         listed: list[int] = []
+        base = f"http://{self.host}:{request.getHost().port}"
         if path == "/robots.txt":
             status, body = 200, b"User-agent: *\nAllow: /\n"
+            if self.feeds:
+                body += f"Sitemap: {base}/news-sitemap.xml\n".encode()
             request.setHeader(b"content-type", b"text/plain")
         else:
-            page = self._page(path, now)
+            page = self._page(path, now, base)
             if page is None:
                 status, body = 404, b"<html><body>not found</body></html>"
             else:
                 body, modified, listed = page
                 status = 200
-                request.setHeader(b"content-type", b"text/html; charset=utf-8")
+                request.setHeader(b"content-type", _content_type(path))
                 if self.validators:
                     etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
                     lm = formatdate(modified or 1.0e9, usegmt=True)
@@ -171,6 +245,14 @@ class Site(resource.Resource):
             reactor.callLater(delay, finish)
             return server.NOT_DONE_YET
         return body
+
+
+def _content_type(path: str) -> bytes:
+    if path.endswith("feed.xml"):
+        return b"application/rss+xml; charset=utf-8"
+    if path.endswith(".xml"):
+        return b"application/xml; charset=utf-8"
+    return b"text/html; charset=utf-8"
 
 
 def main() -> None:

@@ -74,7 +74,7 @@ _TAG: Final = re.compile(r"<[^>]{0,2000}>")
 _SPACE: Final = re.compile(r"\s+")
 #: Root element names (namespace stripped) and the kind they make.
 _ROOTS: Final[dict[str, str]] = {
-    "rss": "rss", "rdf": "rss", "channel": "rss", "feed": "atom",
+    "rss": "rss", "rdf": "rss", "feed": "atom",
     "urlset": "sitemap", "sitemapindex": "sitemap",
 }
 _ROOT_TAG: Final = re.compile(rb"<([A-Za-z_][\w.:-]*)")
@@ -184,7 +184,13 @@ def sitemaps_from_robots(robots_txt: str | bytes, base_url: str) -> list[str]:
     return out
 
 
+_PLAIN_ABSOLUTE: Final = re.compile(r"https?://[^\s/?#@\\]+(?:[/?#][^\s\\]*)?", re.IGNORECASE)
+
+
 def _absolute(href: str, base: str) -> str | None:
+    """``href`` made absolute against ``base``; ``None`` unless it is http(s)."""
+    if _PLAIN_ABSOLUTE.fullmatch(href):  # the common case, without urljoin's cost
+        return href
     try:
         url = urljoin(base, href.strip())
         scheme = urlsplit(url).scheme.lower()
@@ -221,31 +227,22 @@ def sniff_kind(body: bytes, content_type: str | None = None) -> str | None:
         except zlib.error:
             head = b""
     head = _to_ascii_compatible(head)
-    pos = 0
-    while True:
-        m = _ROOT_TAG.search(head, pos)
-        if m is None:
-            break
-        name = m.group(1).decode("ascii", "replace")
-        local = name.rsplit(":", 1)[-1].lower()
-        if name.lower() == "xml" or head[m.start() + 1:m.start() + 2] in (b"!", b"?"):
-            pos = m.end()
-            continue
-        if local == "html":
-            return None
-        return _ROOTS.get(local)
+    m = _ROOT_TAG.search(head)  # a name right after "<": declarations, PIs, doctype never match
+    if m is not None:
+        local = m.group(1).decode("ascii", "replace").rsplit(":", 1)[-1].lower()
+        return None if local == "html" else _ROOTS.get(local)
     ctype = (content_type or "").split(";", 1)[0].strip().lower()
     kind = _FEED_TYPES.get(ctype)
     return kind if kind is not None and not head.strip() else None
 
 
 def _to_ascii_compatible(head: bytes) -> bytes:
-    """UTF-16/32 heads (BOM) re-encoded so the tag regex can read them; others unchanged."""
+    """``head`` ready for the root-tag regex: UTF-16/32 (by BOM) re-encoded as UTF-8, and
+    comments removed (a licence comment before the root may name tags)."""
     for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
                        (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
         if head.startswith(bom):
             return head[len(bom):].decode(codec, "ignore").encode("utf-8", "ignore")
-    # comments and processing instructions are skipped by the regex loop; drop comment text
     return re.sub(rb"<!--.*?-->", b"", head, flags=re.DOTALL)
 
 
@@ -332,10 +329,11 @@ def parse_feed(body: bytes, url: str, headers: Mapping[Any, Any] | None = None, 
     :param headers: the HTTP response headers (a mapping; values ``str`` or ``bytes`` or lists of
         them, as Scrapy's ``Headers`` give), or ``None``. Only the ``Content-Type`` charset is
         passed on to feedparser, and only when given: a ``text/xml`` without charset would
-        otherwise mean US-ASCII (RFC 3023 §3.1), which real servers never mean.
+        otherwise mean US-ASCII (RFC 3023 §3.1), which real servers never mean. A feed with no
+        charset anywhere that is not UTF-8 is decoded as the crawl's charset detector says.
     :param max_bytes: larger bodies are not parsed (``error="too_large"``).
     :returns: a :class:`FeedParseResult`; never raises. Encoding: the charset of the HTTP header,
-        else the XML declaration, else a BOM, else UTF-8 / windows-1252 (feedparser's order); the
+        else the XML declaration, else a BOM, else UTF-8, else the charset detector; the
         GB2312 feed of news.qq.com is read as GB18030 (its superset), so its titles are right.
         A zone-less date (``2018-09-18 14:38:10``) is taken as UTC with ``date_has_zone=False``;
         a date feedparser cannot read is tried with :func:`~newscrawl.algorithms.pubdate
@@ -353,13 +351,15 @@ def parse_feed(body: bytes, url: str, headers: Mapping[Any, Any] | None = None, 
             return FeedParseResult(url=url, kind="", error=reason)
     import feedparser  # type: ignore[import-untyped]  # no type information shipped
 
-    charset = _charset_of(_header(headers, "content-type"))
+    charset = _charset_of(_header(headers, "content-type")) or _undeclared_charset(body)
     response_headers: dict[str, str] = {
         "content-location": url,
         "content-type": f"application/xml; charset={charset}" if charset else "application/xml",
     }
     try:
-        parsed = feedparser.parse(body, response_headers=response_headers,
+        # a stream, never bytes: feedparser opens a bytes argument as a *file name* if it can
+        # (a body b"/etc/passwd" would be read from disk), and fetches a str URL
+        parsed = feedparser.parse(io.BytesIO(body), response_headers=response_headers,
                                   resolve_relative_uris=False, sanitize_html=False)
     except Exception as exc:  # noqa: BLE001 - feedparser is defensive; this is a last resort
         return FeedParseResult(url=url, kind="", error="parser_error",
@@ -395,6 +395,28 @@ def parse_feed(body: bytes, url: str, headers: Mapping[Any, Any] | None = None, 
         title=_plain(str(feed.get("title") or "")), encoding=str(parsed.get("encoding") or ""),
         skipped=dict(skipped), bozo=bozo, bozo_reason=bozo_reason, dates_unparsed=unparsed,
     )
+
+
+_XML_DECLARED_ENCODING: Final = re.compile(rb"^\s*<\?xml[^>]{0,200}?encoding\s*=", re.IGNORECASE)
+_BOMS: Final = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _undeclared_charset(body: bytes) -> str:
+    """The encoding of a feed that declares none and is not UTF-8, by the crawl's own detector
+    (:func:`newscrawl.algorithms.charset.detect_encoding`: the GB18030 test, script fit,
+    windows-1252 for Latin bytes); ``""`` when the feed declares one (BOM, XML declaration) or
+    is valid UTF-8, which is what XML means without a declaration (XML 1.0 §4.3.3).
+
+    feedparser alone reads such a feed as windows-1252: news.qq.com's GB2312 feed without its
+    declaration came out as "Ï°½üÆ½..." instead of "习近平...".
+    """
+    from newscrawl.algorithms.charset import detect_encoding, invalid_utf8
+
+    if body.startswith(_BOMS) or _XML_DECLARED_ENCODING.match(body):
+        return ""
+    if not invalid_utf8(body[:1 << 20]):
+        return ""
+    return detect_encoding(body, http_charset=None)
 
 
 def _entry(raw: dict[str, Any], feed_url: str) -> tuple[FeedEntry | None, str, int]:
