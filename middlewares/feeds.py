@@ -18,8 +18,10 @@ and the revisit middleware (:mod:`middlewares.revisit`), and does three things:
   dropped and counted); on-site entries become the item's ``links`` and ``parse_article``
   requests at the default weight ``NEWSCRAWL_FEEDS_WEIGHT`` carrying the entry's title and date
   (:data:`newscrawl.meta.FEED_ENTRY`, for the date resolver). A sitemap index's children become
-  ``sitemap`` requests. The source's yield is the on-site entries it did not list at its last
-  visit (record field ``feed_entries``; item field ``new_content``, for the scheduler).
+  ``sitemap`` requests. Its yield for the channel scheduler is that of a channel page: its
+  on-site entries the crawl did not know (so of two sources listing the same articles, the one
+  visited first gets the credit and the other is visited less); ``new_entries`` counts the
+  entries it did not list at its last visit (record field ``feed_entries``).
 * **Sources.** Every article request (from a feed, a sitemap or a channel page) records its
   source in the article's crawl-state record (``sources: [{kind, url, seen_at}]``, no
   duplicates, :meth:`newscrawl.crawlstate.RunState.add_source`); the revisit middleware then
@@ -234,7 +236,7 @@ class FeedSourcesMiddleware:
         start = StartURL.parse(ctx.entry_url or response.url)
         source_fp = (response.meta.get(meta.REVISIT) or {}).get("fp") or self.page_fp(response.url)
         site = registered_domain(host_of(response.url))
-        links, requests, all_fps, content_fps = [], [], set(), set()
+        links, requests, all_fps = [], [], set()
         for entry in entries:
             fp = self.page_fp(entry.url)
             if getattr(entry, "is_sitemap", False):
@@ -249,7 +251,6 @@ class FeedSourcesMiddleware:
             if verdict != feedlinks.CONTENT:
                 self._inc(verdict)
                 continue
-            content_fps.add(fp)
             request = self._entry_request(response, ctx, spider, entry, kind)
             links.append({"source_url": response.url, "source_fp": item.get("fp") or source_fp,
                           "target_url": entry.url, "target_fp": fp, "link_class": kind,
@@ -262,7 +263,6 @@ class FeedSourcesMiddleware:
         self._inc("new_entries", len(new))
         item["entries"] = len(all_fps)
         item["new_entries"] = len(new)
-        item["new_content"] = len(content_fps - before)
         item["links"] = links
         item["link_counts"] = {kind: len(links)} if links else {}
         item["role_counts"] = {"content": len(links)} if links else {}

@@ -165,7 +165,8 @@ class RevisitSpiderMiddleware:
         host = host_of(url)
         role = adapter.get("role") or request_meta.get(meta.ROLE) or "content"
         kind = adapter.get("kind")
-        new_links = listed = published = None
+        new_links = listed = None
+        published = None
         channels: list[str] | None = None
         if kind == "article":
             fingerprint = text_fingerprint(adapter.get("title"), adapter.get("text"))
@@ -185,7 +186,6 @@ class RevisitSpiderMiddleware:
                 before = (state.get(fp) or {}).get("node_links")
                 listed = len(channels)
                 new_links = len(set(channels) - set(before if isinstance(before, list) else ()))
-            new_links = adapter.get("new_content", new_links)  # a feed's: entries new to it
         known = bool(rv.get("known"))
         how = request_meta.get(meta.REVISIT_HOW) or (HOW_FINGERPRINT if known else HOW_FIRST)
         # the wall clock where an answer has no Date (a replay's run clock may lie before it)

@@ -68,5 +68,4 @@ class FeedItem(_PageFields):
     feed_format = scrapy.Field()  # str | None: rss, atom, rdf, urlset, sitemapindex (the parser's)
     entries = scrapy.Field()  # int: entries in the file
     new_entries = scrapy.Field()  # int: entries the source did not list at its last visit
-    new_content = scrapy.Field()  # int: on-site ones among them (the source's yield)
     skipped_entries = scrapy.Field()  # dict[str, int]: entries not requested, by reason
