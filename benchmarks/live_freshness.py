@@ -5,6 +5,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/live_freshness.py            # 10 minutes per rate (~35 min)
     .venv/bin/python benchmarks/live_freshness.py --quick    # 2 minutes per rate (~7 min)
     .venv/bin/python benchmarks/live_freshness.py --minutes 5 --keep /tmp/live
+    .venv/bin/python benchmarks/live_freshness.py --feeds --quick   # with / without feeds (~5 min)
 
 The site (``tests/livesite.py``, a Twisted HTTP server in a subprocess) has 6 hosts on the
 loopback addresses 127.0.0.21–26 (distinct hosts and sites) with 10 channels each; channel rates
@@ -34,6 +35,13 @@ An article a poller's list no longer shows at its visit is missed by it (latency
 Targets (``benchmarks/_targets.py``): median discovery ≤ 1.1 × the oracle's at every rate and
 ≤ 0.6 × round-robin's, zero missed at the middle rate. Last line:
 ``live discovery ratio to oracle (worst of 3): X.XX``.
+
+``--feeds`` (issue 12): at the middle request rate, the same site and crawl twice — without
+feeds (``NEWSCRAWL_FEEDS_ENABLED=0``, the site serves none) and with them (the site announces an
+RSS feed per channel with ``<link rel=alternate>`` and a news sitemap in robots.txt, config key
+``feeds``; a feed or sitemap answer listing an article counts as its discovery, as an index
+answer does). Targets: median discovery latency with feeds ≤ 0.5 × without, and fewer requests
+per new article. Last line: ``live feeds discovery ratio (with / without): X.XX``.
 """
 
 from __future__ import annotations
@@ -148,11 +156,13 @@ def p90(xs: list[float]) -> float:
     return ys[min(len(ys) - 1, int(0.9 * len(ys)))] if ys else math.nan
 
 
-def run_rate(rate: float, minutes: float, seed: int, work: Path, warmup: float) -> dict:
-    """Start a site, watch it for ``minutes`` at ``rate`` requests/hour, measure."""
+def run_rate(rate: float, minutes: float, seed: int, work: Path, warmup: float,
+             feeds: bool = False) -> dict:
+    """Start a site, watch it for ``minutes`` at ``rate`` requests/hour, measure (``feeds``: the
+    site serves feeds and a news sitemap, and the crawl reads them)."""
     work.mkdir(parents=True, exist_ok=True)
     duration = minutes * 60.0
-    cfg = site_config(duration, seed)
+    cfg = {**site_config(duration, seed), "feeds": feeds}
     (work / "site.json").write_text(json.dumps(cfg))
     site = subprocess.Popen([sys.executable, str(REPO / "tests" / "livesite.py"), str(work / "site.json"),
                              str(work / "site")], stdout=subprocess.PIPE, text=True)
@@ -165,7 +175,7 @@ def run_rate(rate: float, minutes: float, seed: int, work: Path, warmup: float) 
                 "-a", "depth=1", "-s", "NEWSCRAWL_REVISIT_MIN_INTERVAL=2",
                 "-s", "NEWSCRAWL_REVISIT_MAX_INTERVAL=600", "-s", "LOG_LEVEL=INFO",
                 "-s", "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS=" + ",".join(["127.0.0.1", "localhost", *HOSTS]),
-                "-s", "NEWSCRAWL_PAGERANK_ENABLED=0"]
+                "-s", "NEWSCRAWL_PAGERANK_ENABLED=0", "-s", f"NEWSCRAWL_FEEDS_ENABLED={int(feeds)}"]
         # A monitor starts on a store that knows the sites: one batch crawl first (untimed).
         t_prime = time.time()
         with open(work / "prime.log", "w") as log:
@@ -235,7 +245,11 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=None, help="minutes per rate (default 10)")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--keep", type=Path, default=None, help="keep site logs, data and crawl logs here")
+    parser.add_argument("--feeds", action="store_true",
+                        help="the middle rate with and without feeds and a news sitemap")
     args = parser.parse_args()
+    if args.feeds:
+        return feeds_main(args)
     minutes = args.minutes or (2.0 if args.quick else 10.0)
     warmup = 45.0 if minutes <= 3 else 90.0
     base = Path(tempfile.mkdtemp(prefix="live-freshness-")) if args.keep is None else args.keep
@@ -272,6 +286,43 @@ def main() -> int:
         if i == 1:
             target(f"{name} missed articles", r["missed"], "==", 0)
     print(f"live discovery ratio to oracle (worst of {len(results)}): {worst:.2f}")
+    return 0
+
+
+def _line(label: str, r: dict) -> str:
+    return (f"{label}: {r['judged']} articles judged; discovery median {r['disc_median']:.1f} s "
+            f"p90 {r['disc_p90']:.1f} s; capture median {r['capt_median']:.1f} s; missed {r['missed']}; "
+            f"{r['req_per_article']:.2f} requests/new article")
+
+
+def feeds_main(args: argparse.Namespace) -> int:
+    """``--feeds``: the middle rate without feeds, then with them (module docstring)."""
+    minutes = args.minutes or (2.0 if args.quick else 10.0)
+    warmup = 45.0 if minutes <= 3 else 90.0
+    base = Path(tempfile.mkdtemp(prefix="live-freshness-")) if args.keep is None else args.keep
+    cfg = site_config(minutes * 60.0, args.seed)
+    articles_per_hour = sum(sum(r) for r in cfg["rates"]) * 60.0
+    rate = round(2.0 * articles_per_hour + CHANNEL_BUDGETS[1], -2)
+    print(f"live site: {len(HOSTS)} hosts, {len(HOSTS) * CHANNELS_PER_HOST} channels, "
+          f"{articles_per_hour:.0f} articles/hour on average; {minutes:g} min per run, "
+          f"rate {rate:.0f} requests/hour, without and with feeds", flush=True)
+    try:
+        without = run_rate(rate, minutes, args.seed, base / "nofeeds", warmup, feeds=False)
+        print(_line("without feeds", without), flush=True)
+        with_feeds = run_rate(rate, minutes, args.seed, base / "feeds", warmup, feeds=True)
+        print(_line("with feeds", with_feeds), flush=True)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+    ratio = (with_feeds["disc_median"] / without["disc_median"]
+             if without["disc_median"] > 0 else math.nan)
+    name = f"live_freshness feeds rate={rate:.0f}"
+    figure(f"{name} discovery median s without / with", f"{without['disc_median']:.1f} / "
+           f"{with_feeds['disc_median']:.1f}")
+    target(f"{name} discovery median with / without feeds", ratio, "<=", 0.5)
+    target(f"{name} requests per new article with feeds", with_feeds["req_per_article"], "<",
+           without["req_per_article"])
+    print(f"live feeds discovery ratio (with / without): {ratio:.2f}")
     return 0
 
 

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from newscrawl.algorithms.changedetect import HostPolicy, learn_host
+from newscrawl.algorithms.feedlinks import merge_source
 from newscrawl.algorithms.pagerank import PageInfo, eviction_order
 from newscrawl.algorithms.revisitplan import (
     CHANNEL_ROLES,
@@ -198,6 +199,8 @@ def to_doc(record: Mapping[str, Any]) -> dict[str, Any]:
         if name in doc:
             doc[name] = _to_dt(doc[name])
     doc["history"] = [{**h, "t": _to_dt(h.get("t"))} for h in record.get("history") or ()]
+    if record.get("sources"):
+        doc["sources"] = [{**s, "seen_at": _to_dt(s.get("seen_at"))} for s in record["sources"]]
     doc["_id"] = record["fp"]
     return doc
 
@@ -221,6 +224,9 @@ def from_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
         if name in rec:
             rec[name] = _to_ts(rec[name])
     rec["history"] = [{**h, "t": _to_ts(h.get("t"))} for h in doc.get("history") or ()]
+    if isinstance(doc.get("sources"), list):
+        rec["sources"] = [{**s, "seen_at": _to_ts(s.get("seen_at"))} for s in doc["sources"]
+                          if isinstance(s, Mapping)]
     return rec
 
 
@@ -434,6 +440,28 @@ class RunState:
         if changed:
             rec.update(changed)
             self.dirty.add(fp)
+
+    def add_source(self, fp: str, kind: str, url: str, *,
+                   entry: Mapping[str, Any] | None = None) -> bool:
+        """Record that source ``url`` of ``kind`` (``feed``, ``sitemap``, ``channel``) lists
+        page ``fp``: its record's ``sources`` gain ``{kind, url, seen_at}`` (run clock) unless
+        listed already; ``entry`` (what a feed or sitemap entry said: title, date) is kept in
+        the record's ``feed_entry`` while it has none. Returns True when the record changed;
+        nothing happens for an unknown ``fp``
+        (:func:`newscrawl.algorithms.feedlinks.merge_source`)."""
+        rec = self.records.get(fp)
+        if rec is None:
+            return False
+        merged = merge_source(rec.get("sources"), kind, url, self.now())
+        changed = merged is not None
+        if merged is not None:
+            rec["sources"] = merged
+        if entry and not rec.get("feed_entry"):
+            rec["feed_entry"] = dict(entry)
+            changed = True
+        if changed:
+            self.dirty.add(fp)
+        return changed
 
     # -- the durable frontier -------------------------------------------------------------------
 

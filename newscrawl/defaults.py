@@ -51,6 +51,24 @@ NEWSCRAWL_LINKCLASS_BLOCK_SHARE = 0.5
 #: sponsored hosts and paths, per site (``newscrawl.algorithms.linkrules``); "" = built-in rules.
 NEWSCRAWL_LINKCLASS_RULES = ""
 
+# --- feeds and sitemaps as sources (middlewares/feeds.py; DESIGN §7, issue 12) --------------
+#: Discover RSS / Atom feeds (``<link rel=alternate>`` of entry and channel pages, seed lines
+#: that are feeds) and sitemaps (robots.txt ``Sitemap:`` lines), fetch them as sources
+#: scheduled by their yield, and request the on-site articles their entries list.
+NEWSCRAWL_FEEDS_ENABLED = True
+#: NewsPageRank weight of an article known only from a feed or sitemap (0..1): a plain article
+#: link of a home page (the ``html_tag`` feature, 0.2, times the entry's weight 1). A channel
+#: page linking the article gives it its own weight when that is higher.
+NEWSCRAWL_FEEDS_WEIGHT = 0.2
+#: Entries of one feed or sitemap turned into requests at most (entries); the rest are counted.
+NEWSCRAWL_FEEDS_MAX_ENTRIES = 1000
+#: Sources (feeds and sitemaps) discovered per site at most (sources).
+NEWSCRAWL_FEEDS_MAX_PER_SITE = 20
+#: Entries of plain sitemaps and child sitemaps of an index modified longer ago than this are
+#: skipped, and so are undated pages of plain sitemaps (seconds); news sitemap entries count
+#: by their publication date.
+NEWSCRAWL_FEEDS_SITEMAP_MAX_AGE = 2 * 86400.0
+
 # --- article extraction ----------------------------------------------------------------------
 #: Pages larger than this are not handed to the extractor (bytes); counted and skipped.
 NEWSCRAWL_EXTRACT_MAX_BYTES = 4 * 1024 * 1024

@@ -48,6 +48,7 @@ class ArticleItem(_PageFields):
     description = scrapy.Field()  # str | None
     story_id = scrapy.Field()  # str: story (near-duplicate cluster) = fp of its first article
     minhash = scrapy.Field()  # str: MinHash signature, base64 of 32-bit values (stories.py)
+    sources = scrapy.Field()  # list[dict]: {kind: feed|sitemap|channel, url, seen_at} known so far
 
 
 class NodeItem(_PageFields):
@@ -56,3 +57,17 @@ class NodeItem(_PageFields):
     link_counts = scrapy.Field()  # dict[str, int]: links per class on this page
     role_counts = scrapy.Field()  # dict[str, int]: {"node": n, "content": n}
     links = scrapy.Field()  # list[dict]: classified out-links (stored in the links collection)
+
+
+class FeedItem(_PageFields):
+    """A feed (RSS / Atom / RDF) or sitemap fetched as a source (``kind="node"``, role
+    ``feed`` or ``sitemap``): stored with the channel pages; its entries become ``links``
+    (middlewares/feeds.py)."""
+
+    link_counts = scrapy.Field()  # dict[str, int]: entry links per class (feed, sitemap)
+    role_counts = scrapy.Field()  # dict[str, int]: {"content": n, "sitemap": n}
+    links = scrapy.Field()  # list[dict]: on-site entry links (stored in the links collection)
+    feed_format = scrapy.Field()  # str | None: rss, atom, rdf, urlset, sitemapindex (the parser's)
+    entries = scrapy.Field()  # int: entries in the file
+    new_entries = scrapy.Field()  # int: entries the source did not list at its last visit
+    skipped_entries = scrapy.Field()  # dict[str, int]: entries not requested, by reason

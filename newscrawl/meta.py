@@ -49,7 +49,8 @@ WEIGHT = "newscrawl_weight"
 REFERER = "newscrawl_referer"
 
 # --- request roles and routing ----------------------------------------------------------------
-#: str: ``entry`` | ``node`` | ``content`` | ``frame``; a request without it is not a page.
+#: str: ``entry`` | ``node`` | ``content`` | ``frame`` | ``feed`` | ``sitemap``; a request
+#: without it is not a page.
 ROLE = "newscrawl_role"
 #: int: frames nested above this page (frames of frames are followed a bounded depth).
 FRAME_DEPTH = "newscrawl_frame_depth"
@@ -67,6 +68,9 @@ PROBE = "newscrawl_probe"
 #: str: a verification GET of a page a HEAD or a 304 said unchanged; the value names the
 #: validator that said so (``etag``, ``last-modified``).
 VERIFY = "newscrawl_verify"
+#: dict: what a feed or sitemap entry said of the article it links (``kind``, ``url`` of the
+#: feed or sitemap, ``title``, ``feed_date`` / ``sitemap_date``; middlewares/feeds.py).
+FEED_ENTRY = "newscrawl_feed_entry"
 #: float: run-clock time a watched crawl asked for this page again (monitoring mode): a later
 #: visit of a page whose links were classified earlier in the run, not the same page twice.
 VISIT = "newscrawl_visit"
@@ -84,7 +88,7 @@ OWN = "newscrawl_own"
 #: Every key above (a key outside this tuple is a typo).
 ALL_KEYS = (ENTRY_URL, START_URL, DEPTH, LINK_CLASS, FEATURES, PARENT_WEIGHT, WEIGHT, REFERER,
             ROLE, FRAME_DEPTH, REVISIT, REVISIT_HOW, REVISIT_HEAD, PROBE, VERIFY, VISIT, LEASE,
-            SENT_AT, OWN)
+            SENT_AT, OWN, FEED_ENTRY)
 
 #: Context field → meta key (the eight facts of :class:`PageContext`).
 _META_OF = {

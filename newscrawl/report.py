@@ -68,8 +68,10 @@ def build_report(store: NewsStore, *, now: dt.datetime | None, days: float, top:
     return builder.build()
 
 
-def render_terminal(console: Console, title: str, rows: list[dict[str, Any]], report: Report) -> None:
-    """Print the report's tables; long titles and URLs wrap, nothing is cut."""
+def render_terminal(console: Console, title: str, rows: list[dict[str, Any]], report: Report,
+                    discovered: list[dict[str, Any]] | None = None) -> None:
+    """Print the report's tables; long titles and URLs wrap, nothing is cut. ``discovered``: the
+    feeds and sitemaps found per site (:meth:`NewsStore.discovered_sources`)."""
     table = Table(title=title)
     for col in ["site", "articles", "nodes", "newest (UTC)", *(SHORT[c] for c in CLASSES)]:
         table.add_column(col, justify="left" if col == "site" else "right", overflow="fold")
@@ -119,6 +121,14 @@ def render_terminal(console: Console, title: str, rows: list[dict[str, Any]], re
             sources.add_row(source.kind, "-" if source.rate is None else f"{source.rate:.2f}",
                             str(source.articles), source.url)
         console.print(sources)
+    if discovered:
+        found = Table(title="feeds and sitemaps discovered per site")
+        for col in ("site", "kind", "via", "url"):
+            found.add_column(col, overflow="fold")
+        for row in discovered:
+            found.add_row(str(row["site"]), str(row.get("kind")), str(row.get("via")),
+                          str(row["url"]))
+        console.print(found)
 
 
 def make_parser(prog: str = "newscrawl report") -> argparse.ArgumentParser:
@@ -149,13 +159,14 @@ def main(argv: list[str] | None = None, *, prog: str = "newscrawl report") -> in
         with reading_store(args.uri, args.data_dir, args.database) as (store, where):
             rows = site_summary(store)
             report = build_report(store, now=args.now, days=args.days, top=args.top)
+            discovered = store.discovered_sources()
     except NoStore as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except (StoreError, RuntimeError, ValueError, TimeoutError) as exc:
         print(f"{prog}: cannot read the store: {exc}", file=sys.stderr)
         return 1
-    render_terminal(console, f"newscrawl: {where}", rows, report)  # rich ends a broken pipe quietly
+    render_terminal(console, f"newscrawl: {where}", rows, report, discovered)  # rich ends a broken pipe quietly
     if args.html:
         from newscrawl.report_html import write_html
 

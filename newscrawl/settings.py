@@ -58,6 +58,8 @@ SPIDER_MIDDLEWARES = {
     "middlewares.linkclass.LinkClassificationMiddleware": 800,
     # Sees the link classification's output: fingerprints, new / due / not-due links.
     "middlewares.revisit.RevisitSpiderMiddleware": 700,
+    # Between the two: feeds and sitemaps (discovery, entries as article links, sources).
+    "middlewares.feeds.FeedSourcesMiddleware": 750,
 }
 ITEM_PIPELINES = {
     "pipelines.newsrank.NewsRankPipeline": 300,

@@ -21,6 +21,8 @@ from itemadapter import ItemAdapter
 
 from extensions.crawlstate import CrawlStateExtension
 from extensions.store import StoreExtension
+from newscrawl import defaults
+from newscrawl.algorithms.feedlinks import SOURCE_ROLES
 from newscrawl.algorithms.newsrank import link_score, propagate, validate_weights
 from newscrawl.components import require_enabled, settings_kwargs
 from newscrawl.crawlstate import RunState
@@ -40,13 +42,17 @@ class NewsRankPipeline:
         page_fp: the page fingerprint (for referers).
         writer: the store's writer (final weights), or None without a store.
         state: the run's crawl state (final weights into records), or None.
+        source_weight: the weight of an article reached from a feed or sitemap entry
+            (``NEWSCRAWL_FEEDS_WEIGHT``): no link features to score; a channel page's link
+            gives it its NewsPageRank weight at close when that is higher.
 
     Raises:
         ValueError: a bad matrix or floor.
     """
 
     def __init__(self, stats: Any, *, weights: dict, floor: float, page_fp: PageFingerprint,
-                 writer: BufferedWriter | None = None, state: RunState | None = None) -> None:
+                 writer: BufferedWriter | None = None, state: RunState | None = None,
+                 source_weight: float = defaults.NEWSCRAWL_FEEDS_WEIGHT) -> None:
         self.stats = stats
         self.weights = validate_weights(weights)
         if not 0.0 <= floor <= 1.0:
@@ -55,6 +61,7 @@ class NewsRankPipeline:
         self.page_fp = page_fp
         self.writer = writer
         self.state = state
+        self.source_weight = source_weight
         self.edges: dict[tuple[str, str], float] = {}
         self.entries: set[str] = set()
         self.best: dict[str, float] = {}
@@ -68,6 +75,7 @@ class NewsRankPipeline:
         return cls(crawler.stats, page_fp=page_fingerprint(crawler),
                    writer=store.writer if store is not None else None,
                    state=run.state if run is not None and run.revisit else None,
+                   source_weight=s.getfloat("NEWSCRAWL_FEEDS_WEIGHT"),
                    **settings_kwargs(s, "NEWSCRAWL_NEWSRANK_", "weights", "floor"))
 
     def _edge(self, source: str, target: str, r0: float) -> None:
@@ -83,6 +91,8 @@ class NewsRankPipeline:
         if adapter.get("role") == "entry":
             r0, weight = 1.0, 1.0
             self.entries.add(fp)
+        elif adapter.get("link_class") in SOURCE_ROLES:  # a feed or sitemap entry
+            r0 = weight = self.source_weight
         else:
             r0 = link_score(adapter.get("features") or {}, self.weights, floor=self.floor)
             weight = r0 * float(adapter.get("parent_weight") or 0.0)
@@ -96,7 +106,8 @@ class NewsRankPipeline:
         for link in adapter.get("links") or ():
             link_r0 = link_score(link.get("features") or {}, self.weights, floor=self.floor)
             link["r0"] = link_r0
-            if link.get("role") != "dropped":  # dropped links are never fetched: no weight to carry
+            if link.get("role") != "dropped" and link.get("link_class") not in SOURCE_ROLES:
+                # dropped links are never fetched; feed entries carry no NewsPageRank
                 self._edge(link["source_fp"], link["target_fp"], link_r0)
         self.stats.inc_value("newscrawl/newsrank/scored")
         return item

@@ -29,11 +29,12 @@ from extensions.crawlstate import CrawlStateExtension
 from extensions.store import StoreExtension
 from newscrawl import meta
 from newscrawl.algorithms.extraction import EMPTY_FIELDS, extract_article, sniff_html
+from newscrawl.algorithms.feedlinks import item_sources, source_role
 from newscrawl.algorithms.frontier import STRATEGIES
 from newscrawl.algorithms.urls import host_of, registered_domain
 from newscrawl.crawlstate import RunClock, RunState, parse_whole_number
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
-from newscrawl.items import ArticleItem, NodeItem
+from newscrawl.items import ArticleItem, FeedItem, NodeItem
 from newscrawl.meta import PageContext
 from newscrawl.seeds import SkippedEntry, no_entry_message, parse_entries
 from spiders.requests import due_channel_requests, entry_request, seed_request
@@ -96,6 +97,7 @@ class NewsSpider(scrapy.Spider):
         self.strategy: str = self._strategy_arg or "bfs"
         self.extract_max_bytes = 0
         self.extract_thread_bytes = 0
+        self.feeds_enabled = False
         self.clock = RunClock()
         self.crawl_state: RunState | None = None
         self._page_fp: PageFingerprint | None = None
@@ -124,6 +126,7 @@ class NewsSpider(scrapy.Spider):
             raise CloseSpider("bad_settings") from exc
         self.extract_max_bytes = settings.getint("NEWSCRAWL_EXTRACT_MAX_BYTES")
         self.extract_thread_bytes = settings.getint("NEWSCRAWL_EXTRACT_THREAD_BYTES")
+        self.feeds_enabled = settings.getbool("NEWSCRAWL_FEEDS_ENABLED")
         self._page_fp = page_fingerprint(crawler)
         run = crawler.get_extension(CrawlStateExtension)
         if run is not None:
@@ -231,7 +234,13 @@ class NewsSpider(scrapy.Spider):
         return True
 
     def parse_node(self, response):
-        """Describe an entry or channel page; its links are classified by the spider middleware."""
+        """Describe an entry or channel page (its links are classified by the spider middleware),
+        or a feed or sitemap: a :class:`FeedItem`, its entries read by middlewares/feeds.py."""
+        role = source_role(response.body, response.headers.get("Content-Type")) \
+            if self.feeds_enabled else None
+        if role is not None:
+            yield FeedItem(kind="node", title=None, **{**self._page_fields(response), "role": role})
+            return
         if self._skip_non_html(response):
             return
         fields = self._page_fields(response)
@@ -257,8 +266,10 @@ class NewsSpider(scrapy.Spider):
             article = dict(EMPTY_FIELDS, authors=[])
         else:
             details: dict[str, Any] = {}
+            hint = self._feed_entry(response)
             extract = partial(extract_article, response.text, response.url,
-                              fetched_at=fields["fetched_at"], _details=details)
+                              fetched_at=fields["fetched_at"], feed_date=hint.get("feed_date"),
+                              sitemap_date=hint.get("sitemap_date"), _details=details)
             if self.extract_in_thread and len(response.body) > self.extract_thread_bytes:
                 article = await maybe_deferred_to_future(threads.deferToThread(extract))
             else:
@@ -267,10 +278,23 @@ class NewsSpider(scrapy.Spider):
                 stats.inc_value("newscrawl/extraction/dom_flattened")
             if details.get("dom_truncated"):
                 stats.inc_value("newscrawl/extraction/dom_truncated")
+            if not article.get("title") and hint.get("title"):  # the feed entry's title
+                article["title"] = hint["title"]
             if not article.get("text"):
                 stats.inc_value("newscrawl/extraction/empty")
             elif not article.get("title"):
                 stats.inc_value("newscrawl/extraction/no_title")
             else:
                 stats.inc_value("newscrawl/extraction/ok")
-        yield ArticleItem(kind="article", **fields, **{k: article.get(k) for k in EMPTY_FIELDS})
+        yield ArticleItem(kind="article", **fields, **{k: article.get(k) for k in EMPTY_FIELDS},
+                          sources=item_sources(self._record(response).get("sources")))
+
+    def _record(self, response) -> dict:
+        """The crawl-state record of the requested page ({} without one)."""
+        fp = (response.meta.get(meta.REVISIT) or {}).get("fp")
+        return (self.crawl_state.get(fp) if self.crawl_state and fp else None) or {}
+
+    def _feed_entry(self, response) -> dict:
+        """What a feed or sitemap entry said of this article (title, date): the request's, else
+        the one its record keeps from an earlier run."""
+        return response.meta.get(meta.FEED_ENTRY) or self._record(response).get("feed_entry") or {}

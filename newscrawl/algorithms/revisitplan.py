@@ -89,8 +89,9 @@ __all__ = [
     "yield_priority",
 ]
 
-#: Roles of channel pages (scheduled by new-article yield).
-CHANNEL_ROLES: Final = frozenset({"entry", "node", "frame"})
+#: Roles of channel pages (scheduled by new-article yield); feeds and sitemaps are sources
+#: scheduled like them (their yield: new entries, middlewares/feeds.py).
+CHANNEL_ROLES: Final = frozenset({"entry", "node", "frame", "feed", "sitemap"})
 #: Priority of the seed requests (the spider's value).
 SEED_PRIORITY: Final = 10_000_000
 #: Priority units per expected new article (a newly found article link is worth one).

@@ -293,6 +293,18 @@ class NewsStore:
         """The latest ``first_seen`` of any stored article (None for an empty store)."""
         return self._reader.newest_capture()
 
+    @guarded("reading discovered sources")
+    def discovered_sources(self) -> list[dict[str, Any]]:
+        """The feeds and sitemaps discovered per site, as the crawl keeps them in ``hosts``
+        (the registered domain's document, field ``sources``): one row per source
+        ``{site, url, kind, via, first_seen}`` (``first_seen`` epoch seconds), by site and URL."""
+        rows = []
+        for doc in self.hosts.find({"sources": {"$exists": True}}, {"sources": 1}):
+            for source in doc.get("sources") or ():
+                if isinstance(source, dict) and source.get("url"):
+                    rows.append({"site": doc["_id"], **source})
+        return sorted(rows, key=lambda r: (str(r["site"]), str(r["url"])))
+
     # -- crawl state ----------------------------------------------------------------------------
 
     @guarded("reading crawl state")
