@@ -58,11 +58,11 @@ class LogHygieneFilter(logging.Filter):
     def _ignored_response(self, record: logging.LogRecord) -> bool:
         """False for an "Ignoring response" record past the cap (the same record passes every
         handler's filter: it is counted once)."""
-        n = getattr(record, "newscrawl_ignored_n", None)
+        n = getattr(record, "ignored_response_seq", None)
         if n is None:
             self.ignored += 1
             n = self.ignored
-            setattr(record, "newscrawl_ignored_n", n)
+            setattr(record, "ignored_response_seq", n)
         if n > self.ignored_lines:
             return False
         if n == self.ignored_lines:
