@@ -465,11 +465,13 @@ class ChannelScheduler:
     planned_at: float | None = None
     _level: Level | None = None
     _group_prior: dict[Hashable, float] = field(default_factory=dict)
+    _global_prior: float = 24.0 / DAY
     #: host profiles changed since :meth:`drain_profiles`
     profiles_dirty: set[Hashable] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         check_bounds(self.min_interval, self.max_interval)
+        self._global_prior = self.prior_rate
 
     # -- learning --------------------------------------------------------------------------------
 
@@ -562,8 +564,9 @@ class ChannelScheduler:
             st.updated = t
 
     def _prior(self, key: Hashable) -> float:
-        """Prior base rate of ``key``: its host's mean (as of the last plan), else ``prior_rate``."""
-        return self._group_prior.get(self.groups.get(key, key), self.prior_rate)
+        """Prior base rate of ``key``: its host's pooled rate (as of the last plan), else the
+        pooled rate of every channel, else ``prior_rate``."""
+        return self._group_prior.get(self.groups.get(key, key), self._global_prior)
 
     def _base(self, st: RateState, now: float, prior: float) -> float:
         d = 1.0
@@ -657,13 +660,31 @@ class ChannelScheduler:
     # -- planning --------------------------------------------------------------------------------
 
     def _update_group_priors(self, now: float) -> None:
+        """Empirical-Bayes priors (Robbins 1956; Gamma–Poisson shrinkage): the pooled rate
+        ``(Σ links + a) / (Σ exposure + a / prior)`` of every channel (prior ``prior_rate``) and
+        of each host's channels (prior the global one), sums decayed to ``now``.
+
+        Pooled sums, not the mean of the channels' own estimates: those are each shrunk to
+        ``prior_rate`` with ``a / prior_rate`` seconds of pseudo-exposure (18 minutes at the
+        defaults), which for a channel watched only minutes (a new monitor) drags every estimate
+        to 1 link/hour and flattens the √ allocation towards round-robin.
+        """
         sums: dict[Hashable, list[float]] = {}
+        total_links = total_exposure = 0.0
         for key, st in self.channels.items():
             if st.exposure > 0:
+                d = 1.0
+                if st.updated is not None and now > st.updated:
+                    d = 0.5 ** ((now - st.updated) / self.half_life)
                 s = sums.setdefault(self.groups.get(key, key), [0.0, 0.0])
-                s[0] += self._base(st, now, self.prior_rate)
-                s[1] += 1
-        self._group_prior = {g: total / n for g, (total, n) in sums.items() if total > 0}
+                s[0] += st.links * d
+                s[1] += st.exposure * d
+                total_links += st.links * d
+                total_exposure += st.exposure * d
+        a = self.prior_links
+        self._global_prior = (total_links + a) / (total_exposure + a / self.prior_rate)
+        self._group_prior = {g: (links + a) / (exposure + a / self._global_prior)
+                             for g, (links, exposure) in sums.items()}
 
     def plan(self, now: float, budget_rate: float | None = None,
              keys: Iterable[Hashable] | None = None) -> dict[Hashable, float]:
