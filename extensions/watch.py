@@ -87,6 +87,7 @@ class WatchExtension:
         self._wake_time: float | None = None
         self._filled = False
         self._replanned = -float("inf")
+        self._started: float | None = None
         self._article_visits: deque[float] = deque()
 
     @classmethod
@@ -119,6 +120,7 @@ class WatchExtension:
         self.spider = spider
         self.state = state = run.state
         state.listeners.append(self._changed)
+        self._started = state.now()
         if self.duration:
             self.deadline = state.now() + self.duration
         self.log.start(state)
@@ -216,7 +218,11 @@ class WatchExtension:
             visits.popleft()
         if state.rate is not None:
             per_hour = state.rate.rate * 3600.0
-            articles = len(visits) * 3600.0 / _ARTICLE_WINDOW
+            # fetches per hour over the window, or over the time watched when that is shorter
+            # (over the whole window, the first minutes of a run would leave the channels the
+            # articles' share of the rate, and the two would then queue for its tokens)
+            watched = now - self._started if self._started is not None else _ARTICLE_WINDOW
+            articles = len(visits) * 3600.0 / min(_ARTICLE_WINDOW, max(watched, _REPLAN_EVERY))
             state.scheduler.budget_per_hour = max(0.9 * per_hour - articles, 0.1 * per_hour)
             self.stats.set_value(f"{_PREFIX}/channel_budget", round(state.scheduler.budget_per_hour))
         if replan_channels(state.records.values(), state.scheduler, now):
