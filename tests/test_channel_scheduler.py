@@ -312,3 +312,23 @@ def test_verify_due_when_unchanged_answers_become_improbable() -> None:
     assert sched.verify_due("c", t + 3600)  # about 8 links expected since: e^-8 < 1/2
     sched.observe("c", t + 3600, 4, listed=20)  # the full answer resets it
     assert not sched.verify_due("c", t + 3660)
+
+
+def test_daily_profile_is_fitted_from_the_first_day() -> None:
+    """The profile is fitted to every channel's hour-of-day counts from its first visit (each
+    channel's own base cancels out), so one day of data already shows the day/night shape, also
+    from a channel watched only in the busy hours."""
+    sched = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
+    for key in ("a", "b"):
+        sched.observe_visit(key, Observation(0.0, False, HOW_FIRST), group="h")
+    for step in range(1, 48 + 1):  # one day, visits every 30 min
+        t = step * 1800.0
+        hour = (t % 86400) / H
+        k = 5 if 8 <= hour < 20 else 0  # publishes by day (UTC) only
+        sched.observe_visit("a", Observation(t, k > 0, "fingerprint", k), group="h")
+        if 8 <= hour <= 12:  # watched in the morning only
+            sched.observe_visit("b", Observation(t, k > 0, "fingerprint", 2 * k), group="h")
+    sched.fit_profiles(t + 1, hosts=["h"])
+    prof = sched.profiles["h"]
+    assert prof.at(86400 + 12 * H) > 1.6
+    assert prof.at(86400 + 2 * H) < 0.4
