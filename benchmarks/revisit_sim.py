@@ -76,8 +76,12 @@ The policies
   :class:`~newscrawl.algorithms.changedetect.HostPolicy` (HEAD, then conditional GET, then plain
   GET and fingerprint; a channel page skips the HEAD once the host is learned, and is fetched
   unconditionally when the scheduler finds a run of "unchanged" answers improbable,
-  :meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.verify_due`), validators
-  compared by :func:`~newscrawl.algorithms.changedetect.compare_validators` /
+  :meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.verify_due`; a 304 is fetched
+  again in full, in the next slot, when the host's verification draw picks it —
+  :class:`~newscrawl.algorithms.changedetect.VerificationDraws` at the crawler's
+  ``NEWSCRAWL_HEADPROBE_VERIFY_START`` / ``_FLOOR``, as ``middlewares/headprobe.py`` does — and
+  :func:`~newscrawl.algorithms.changedetect.verify_outcome` teaches the host, so validators that
+  said "unchanged" while the text changed are distrusted), validators compared by :func:`~newscrawl.algorithms.changedetect.compare_validators` /
   :func:`~newscrawl.algorithms.changedetect.validators_agree`, the host taught by
   :func:`~newscrawl.algorithms.changedetect.learn_host` with the events
   ``middlewares/revisit.py`` derives (the one part of the crawl path re-stated here: the mapping

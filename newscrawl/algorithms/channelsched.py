@@ -38,11 +38,16 @@ The algorithm
   processes with rate λᵢ) counted in new links rather than in changes. A visit whose new links
   filled the whole list (``new_links ≥ listed``) is censored — more may have scrolled off — and
   counts ``saturation_boost`` times.
-* **Prior.** A channel with no history starts from the mean base rate of the other channels of
-  its host (its site's publishing rate), else from ``prior_rate`` (1 link/hour): the first hour
-  is not spent at the minimum interval nor at the maximum.
-* **Hour of day.** Each host has a learned :class:`DailyProfile` (24 bins, mean 1) of when it
-  publishes (an online EM step per visit), so busy hours get more visits and the night fewer —
+* **Prior.** Empirical Bayes (Robbins 1956): the Gamma prior of a channel has the pooled rate
+  ``(Σ links + a) / (Σ exposure + a / prior)`` of its host's channels (its site's publishing
+  rate), whose own prior is the pooled rate of every channel, whose prior is ``prior_rate``
+  (1 link/hour). A new channel starts there, so the first hour is not spent at the minimum
+  interval nor at the maximum; and a monitor that started minutes ago ranks its channels by
+  what they showed, not by 18 minutes of pseudo-exposure at 1 link/hour.
+* **Hour of day.** Each host has a :class:`DailyProfile` (24 bins, mean 1) of when it
+  publishes, fitted to its channels' hour-of-day counts as a multiplicative Poisson model
+  ``rate(i, hour) = bᵢ · p_hour`` by iterative proportional fitting
+  (:meth:`ChannelScheduler.fit_profiles`), so busy hours get more visits and the night fewer —
   the √λ oracle of the simulation, which allocates on mean rates, cannot.
 * **√ allocation.** A channel visited ``f`` times per second whose new articles arrive at rate
   ``λ`` shows each after ``1/(2f)`` on average; the article-weighted mean delay
@@ -200,11 +205,11 @@ def sqrt_allocation(
 class DailyProfile:
     """Learned hour-of-day shape of a host's publishing, mean 1 (UTC hours, ``bins`` per day).
 
-    Each channel visit that saw ``k`` new links over ``(t0, t1]`` spreads ``k`` over the hours
-    it covers in proportion to the current profile (an online EM step) and adds the channel's
-    flat-profile expectation (base rate × seconds) to the same hours; the profile is
-    ``(links + prior) / (expected + prior)``, smoothed over neighbouring hours and normalised to
-    mean 1. Sums decay with ``half_life`` so the shape follows schedule changes; a host with no
+    ``links`` per hour are the new links of the host's channels, ``expected`` the links a flat
+    profile would give there (each channel's base rate × the seconds it was watched in that
+    hour); the profile is ``(links + prior) / (expected + prior)``, smoothed over neighbouring
+    hours and normalised to mean 1. :meth:`ChannelScheduler.fit_profiles` sets both sums (a
+    fit of the channels' hour-of-day counts). Sums decay with ``half_life`` so the shape follows schedule changes; a host with no
     data has a flat profile. The shape is recomputed at most every ``refresh`` seconds.
 
     Decay is lazy: sums are stored scaled to the reference time ``ref`` (a value stored at
@@ -306,30 +311,6 @@ class DailyProfile:
         """``∫ profile`` over ``(t0, t1]``: profile-adjusted seconds."""
         shape = self.shape(t1)
         return sum(shape[b] * x for b, x in (self.spans(t0, t1) if spans is None else spans))
-
-    def add(self, t0: float, t1: float, links: float, base_rate: float,
-            spans: list[tuple[int, float]] | None = None) -> None:
-        """Record ``links`` new links seen over ``(t0, t1]`` of a channel with ``base_rate``."""
-        sp = self.spans(t0, t1) if spans is None else spans
-        shape = self.shape(t1)
-        weights = [shape[b] * x for b, x in sp]
-        total = sum(weights)
-        if total <= 0 or not math.isfinite(t1):
-            return
-        if self.ref is None:
-            self.ref = t1
-        elif (t1 - self.ref) > 30 * self.half_life:  # rebase before the scale overflows
-            f = 0.5 ** ((t1 - self.ref) / self.half_life)
-            self.links = [a * f for a in self.links]
-            self.expected = [e * f for e in self.expected]
-            self.ref = t1
-        g = 2.0 ** ((t1 - self.ref) / self.half_life)
-        share = g * links / total
-        expect = g * base_rate
-        for (b, x), wgt in zip(sp, weights):
-            self.links[b] += share * wgt
-            self.expected[b] += expect * x
-
 
     def to_dict(self) -> dict[str, Any]:
         """Plain numbers for the host's store document (``ref`` in epoch seconds)."""
@@ -641,7 +622,9 @@ class ChannelScheduler:
         """Estimated mean new links per second of channel ``key`` (no hour-of-day shape)."""
         st = self.channels.get(key)
         prior = self._prior(key)
-        return prior if st is None else self._base(st, now, prior)
+        if st is None:
+            return prior
+        return self._base(st, now, prior)
 
     def rate(self, key: Hashable, now: float) -> float:
         """Estimated new links per second of channel ``key`` at ``now`` (hour of day included)."""
