@@ -76,8 +76,12 @@ The policies
   :class:`~newscrawl.algorithms.changedetect.HostPolicy` (HEAD, then conditional GET, then plain
   GET and fingerprint; a channel page skips the HEAD once the host is learned, and is fetched
   unconditionally when the scheduler finds a run of "unchanged" answers improbable,
-  :meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.verify_due`), validators
-  compared by :func:`~newscrawl.algorithms.changedetect.compare_validators` /
+  :meth:`~newscrawl.algorithms.channelsched.ChannelScheduler.verify_due`; a 304 is fetched
+  again in full, in the next slot, when the host's verification draw picks it —
+  :class:`~newscrawl.algorithms.changedetect.VerificationDraws` at the crawler's
+  ``NEWSCRAWL_HEADPROBE_VERIFY_START`` / ``_FLOOR``, as ``middlewares/headprobe.py`` does — and
+  :func:`~newscrawl.algorithms.changedetect.verify_outcome` teaches the host, so validators that
+  said "unchanged" while the text changed are distrusted), validators compared by :func:`~newscrawl.algorithms.changedetect.compare_validators` /
   :func:`~newscrawl.algorithms.changedetect.validators_agree`, the host taught by
   :func:`~newscrawl.algorithms.changedetect.learn_host` with the events
   ``middlewares/revisit.py`` derives (the one part of the crawl path re-stated here: the mapping
@@ -123,9 +127,12 @@ from newscrawl.algorithms.changedetect import (  # noqa: E402
     UNCHANGED,
     HostPolicy,
     Validators,
+    Verification,
+    VerificationDraws,
     compare_validators,
     learn_host,
     validators_agree,
+    verify_outcome,
 )
 from newscrawl.algorithms.revisit import (  # noqa: E402
     HOW_CONDITIONAL,
@@ -143,6 +150,8 @@ from newscrawl.algorithms.revisitplan import (  # noqa: E402
 )
 from newscrawl.defaults import (  # noqa: E402
     NEWSCRAWL_HEADPROBE_STRIKES,
+    NEWSCRAWL_HEADPROBE_VERIFY_FLOOR,
+    NEWSCRAWL_HEADPROBE_VERIFY_START,
     NEWSCRAWL_REVISIT_HISTORY,
     NEWSCRAWL_REVISIT_MISS_INTERVAL,
 )
@@ -509,6 +518,9 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
                           role="node", host=f"host{host_of[i]}.example") for i in range(n)]
     stored: list[Validators] = [Validators()] * n  # validators of the last full answer
     index = DueIndex(sched, [r["fp"] for r in records])
+    # "Trust, but verify" of 304 answers as middlewares/headprobe.py draws it (the defaults).
+    draws = VerificationDraws(Verification(NEWSCRAWL_HEADPROBE_VERIFY_START,
+                                           NEWSCRAWL_HEADPROBE_VERIFY_FLOOR))
 
     def learn(h: int, event: str, t: float) -> None:
         before = hosts[h]
@@ -538,6 +550,7 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
         size = page_bytes[h]
         pubs = world.pubs[i]
         head: Validators | None = None
+        verify: Validators | None = None  # the stored validators a verification GET checks
         changed: bool | None = None
         if records[i]["last_visit"] is None:  # first visit: a plain GET
             how = HOW_FIRST
@@ -564,9 +577,14 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
                     res.not_modified += 1
                     res.bytes += NOT_MODIFIED_BYTES
                     learn(h, "not_modified", t)
-                    visited(i, t, status=304, how=how, changed=False)
+                    if not draws.sample(str(h), hosts[h], records[i]["fp"], int(records[i]["visits"])):
+                        visited(i, t, status=304, how=how, changed=False)
+                        t += dt
+                        continue
+                    # The host's verification sample: the same page again in full (next slot),
+                    # its outcome taught to the host (verify_match / verify_mismatch).
+                    verify = stored[i]
                     t += dt
-                    continue
             else:
                 how = HOW_FINGERPRINT
         if t >= horizon:
@@ -576,7 +594,12 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
         res.bytes += size
         new, list_changed, listed = lists.view(i, t)
         got = http_validators(modes[h], pubs, t, size)
-        if how != HOW_FIRST:
+        if verify is not None:
+            event = verify_outcome(verify, got, list_changed)
+            if event is not None:
+                learn(h, event, t)
+            changed = list_changed  # ``how`` stays conditional, as the crawl path records it
+        elif how != HOW_FIRST:
             changed = list_changed
             for event in answer_events(how, changed, head, got):
                 learn(h, event, t)

@@ -37,8 +37,8 @@ from extensions.watchshare import WatchShare
 from newscrawl import defaults, meta
 from newscrawl.components import settings_kwargs
 from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, replan_channels
-from newscrawl.algorithms.watch import (DueQueue, ReadyPages, due_rank, parse_duration,
-                                        sleep_seconds, watching)
+from newscrawl.algorithms.watch import (DueQueue, ReadyPages, channel_budget, due_rank,
+                                        parse_duration, sleep_seconds, watching)
 from newscrawl.crawlstate import RunState
 from spiders.requests import in_scope, watch_request
 
@@ -87,6 +87,7 @@ class WatchExtension:
         self._wake_time: float | None = None
         self._filled = False
         self._replanned = -float("inf")
+        self._started: float | None = None
         self._article_visits: deque[float] = deque()
 
     @classmethod
@@ -118,6 +119,7 @@ class WatchExtension:
         self.spider = spider
         self.state = state = run.state
         state.listeners.append(self._changed)
+        self._started = state.now()
         if self.share is not None and not self.share.start(state, self.queue, self._wake_in):
             self.share = None
         if self.duration:
@@ -220,9 +222,8 @@ class WatchExtension:
         while visits and visits[0] < now - _ARTICLE_WINDOW:
             visits.popleft()
         if state.rate is not None:
-            per_hour = state.rate.rate * 3600.0
-            articles = len(visits) * 3600.0 / _ARTICLE_WINDOW
-            state.scheduler.budget_per_hour = max(0.9 * per_hour - articles, 0.1 * per_hour)
+            state.scheduler.budget_per_hour = channel_budget(state.rate.rate * 3600.0, len(visits),
+                now - (self._started or 0.0), _ARTICLE_WINDOW, _REPLAN_EVERY)
             self.stats.set_value(f"{_PREFIX}/channel_budget", round(state.scheduler.budget_per_hour))
         if replan_channels(state.records.values(), state.scheduler, now):
             for fp, record in state.records.items():

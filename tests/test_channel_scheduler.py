@@ -185,17 +185,41 @@ def test_sqrt_allocation_bounds_and_budget(rates: dict[int, float], budget: floa
 
 def test_prior_of_a_new_channel_is_its_sites_mean_else_the_default() -> None:
     sched = ChannelScheduler(budget_per_hour=100, min_interval=60, max_interval=86400)
+    # nothing known at all: the documented default, 1 link/hour
+    sched.observe("first", 0.0, None, group="unknown.example")
+    assert sched.base_rate("first", 0.0) * H == pytest.approx(1.0)
     feed(sched, "a", per_hour=10, hours=24, group="busy.example")
-    t = feed(sched, "b", per_hour=30, hours=24, group="busy.example")
+    feed(sched, "b", per_hour=30, hours=24, group="busy.example")
+    t = feed(sched, "q", per_hour=2, hours=24, group="quiet.example")
     sched.plan(t)
-    # never visited, on the busy host: starts near the host's mean (20/h), not at 1/h
+    # never visited, on the busy host: starts near the host's pooled rate (20/h), not at 1/h
     sched.observe("new", t, None, group="busy.example")
     assert sched.base_rate("new", t) * H == pytest.approx(20, rel=0.2)
-    # a channel of an unknown host starts from the documented default, 1 link/hour
+    # on the quiet host: near its 2/h
+    sched.observe("calm", t, None, group="quiet.example")
+    assert sched.base_rate("calm", t) * H == pytest.approx(2, rel=0.2)
+    # a channel of a host never seen: the pooled rate of every channel (42 links / 3 h = 14/h)
     sched.observe("lone", t, None, group="other.example")
-    assert sched.base_rate("lone", t) * H == pytest.approx(1.0)
-    # so the first interval after the first visit is short on the busy host, long elsewhere
-    assert sched.interval("new", t) < sched.interval("lone", t) / 2
+    assert sched.base_rate("lone", t) * H == pytest.approx(14, rel=0.2)
+    # so the first interval after the first visit is short on the busy host, long on the quiet
+    assert sched.interval("new", t) < sched.interval("calm", t) / 2
+
+
+def test_prior_does_not_swamp_a_minute_of_data() -> None:
+    """A monitor that started a minute ago: a channel's estimate is near what it showed, not
+    pulled towards the 1 link/hour default (the host's pooled rate is the prior)."""
+    sched = ChannelScheduler(budget_per_hour=3600, min_interval=2, max_interval=600)
+    rates = {"fast": 4.0 / 60, "slow": 0.25 / 60}  # links per second
+    for key in rates:
+        sched.observe(key, 0.0, None, group="site.example")
+    for step in range(1, 4):
+        now = 20.0 * step
+        for key, r in rates.items():
+            sched.observe(key, now, round(r * now) - round(r * (now - 20.0)), listed=20,
+                          group="site.example")
+        sched.plan(now)
+    assert sched.base_rate("fast", now) == pytest.approx(rates["fast"], rel=0.25)
+    assert sched.base_rate("slow", now) < rates["fast"] / 8
 
 
 def test_without_a_budget_visits_follow_the_reference_rule() -> None:
@@ -288,3 +312,23 @@ def test_verify_due_when_unchanged_answers_become_improbable() -> None:
     assert sched.verify_due("c", t + 3600)  # about 8 links expected since: e^-8 < 1/2
     sched.observe("c", t + 3600, 4, listed=20)  # the full answer resets it
     assert not sched.verify_due("c", t + 3660)
+
+
+def test_daily_profile_is_fitted_from_the_first_day() -> None:
+    """The profile is fitted to every channel's hour-of-day counts from its first visit (each
+    channel's own base cancels out), so one day of data already shows the day/night shape, also
+    from a channel watched only in the busy hours."""
+    sched = ChannelScheduler(budget_per_hour=10, min_interval=60, max_interval=86400)
+    for key in ("a", "b"):
+        sched.observe_visit(key, Observation(0.0, False, HOW_FIRST), group="h")
+    for step in range(1, 48 + 1):  # one day, visits every 30 min
+        t = step * 1800.0
+        hour = (t % 86400) / H
+        k = 5 if 8 <= hour < 20 else 0  # publishes by day (UTC) only
+        sched.observe_visit("a", Observation(t, k > 0, "fingerprint", k), group="h")
+        if 8 <= hour <= 12:  # watched in the morning only
+            sched.observe_visit("b", Observation(t, k > 0, "fingerprint", 2 * k), group="h")
+    sched.fit_profiles(t + 1, hosts=["h"])
+    prof = sched.profiles["h"]
+    assert prof.at(86400 + 12 * H) > 1.6
+    assert prof.at(86400 + 2 * H) < 0.4

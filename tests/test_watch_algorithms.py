@@ -319,3 +319,12 @@ def test_watch_arguments_are_checked():
         watching(None, False, revisit=True, batch_args=["for", "rate"])
     with pytest.raises(ValueError, match="needs the crawl state"):
         watching("1", False, revisit=False)
+
+
+def test_channel_budget_counts_article_fetches_over_the_time_watched():
+    from newscrawl.algorithms.watch import channel_budget
+    # 60 article fetches in the first 2 minutes are 1800/h, not 360/h over the 10-minute window
+    assert channel_budget(3600.0, 60, 120.0, 600.0, 30.0) == pytest.approx(3240.0 - 1800.0)
+    assert channel_budget(3600.0, 60, 3000.0, 600.0, 30.0) == pytest.approx(3240.0 - 360.0)
+    # never below a tenth of the rate
+    assert channel_budget(3600.0, 600, 120.0, 600.0, 30.0) == pytest.approx(360.0)

@@ -38,11 +38,16 @@ The algorithm
   processes with rate λᵢ) counted in new links rather than in changes. A visit whose new links
   filled the whole list (``new_links ≥ listed``) is censored — more may have scrolled off — and
   counts ``saturation_boost`` times.
-* **Prior.** A channel with no history starts from the mean base rate of the other channels of
-  its host (its site's publishing rate), else from ``prior_rate`` (1 link/hour): the first hour
-  is not spent at the minimum interval nor at the maximum.
-* **Hour of day.** Each host has a learned :class:`DailyProfile` (24 bins, mean 1) of when it
-  publishes (an online EM step per visit), so busy hours get more visits and the night fewer —
+* **Prior.** Empirical Bayes (Robbins 1956): the Gamma prior of a channel has the pooled rate
+  ``(Σ links + a) / (Σ exposure + a / prior)`` of its host's channels (its site's publishing
+  rate), whose own prior is the pooled rate of every channel, whose prior is ``prior_rate``
+  (1 link/hour). A new channel starts there, so the first hour is not spent at the minimum
+  interval nor at the maximum; and a monitor that started minutes ago ranks its channels by
+  what they showed, not by 18 minutes of pseudo-exposure at 1 link/hour.
+* **Hour of day.** Each host has a :class:`DailyProfile` (24 bins, mean 1) of when it
+  publishes, fitted to its channels' hour-of-day counts as a multiplicative Poisson model
+  ``rate(i, hour) = bᵢ · p_hour`` by iterative proportional fitting
+  (:meth:`ChannelScheduler.fit_profiles`), so busy hours get more visits and the night fewer —
   the √λ oracle of the simulation, which allocates on mean rates, cannot.
 * **√ allocation.** A channel visited ``f`` times per second whose new articles arrive at rate
   ``λ`` shows each after ``1/(2f)`` on average; the article-weighted mean delay
@@ -200,11 +205,11 @@ def sqrt_allocation(
 class DailyProfile:
     """Learned hour-of-day shape of a host's publishing, mean 1 (UTC hours, ``bins`` per day).
 
-    Each channel visit that saw ``k`` new links over ``(t0, t1]`` spreads ``k`` over the hours
-    it covers in proportion to the current profile (an online EM step) and adds the channel's
-    flat-profile expectation (base rate × seconds) to the same hours; the profile is
-    ``(links + prior) / (expected + prior)``, smoothed over neighbouring hours and normalised to
-    mean 1. Sums decay with ``half_life`` so the shape follows schedule changes; a host with no
+    ``links`` per hour are the new links of the host's channels, ``expected`` the links a flat
+    profile would give there (each channel's base rate × the seconds it was watched in that
+    hour); the profile is ``(links + prior) / (expected + prior)``, smoothed over neighbouring
+    hours and normalised to mean 1. :meth:`ChannelScheduler.fit_profiles` sets both sums (a
+    fit of the channels' hour-of-day counts). Sums decay with ``half_life`` so the shape follows schedule changes; a host with no
     data has a flat profile. The shape is recomputed at most every ``refresh`` seconds.
 
     Decay is lazy: sums are stored scaled to the reference time ``ref`` (a value stored at
@@ -222,6 +227,7 @@ class DailyProfile:
     _shape: list[float] | None = None
     _shape_at: float = -math.inf
     _cum: list[float] | None = None
+    _fit_at: float = -math.inf
 
     def __post_init__(self) -> None:
         if len(self.links) != self.bins:
@@ -306,30 +312,6 @@ class DailyProfile:
         shape = self.shape(t1)
         return sum(shape[b] * x for b, x in (self.spans(t0, t1) if spans is None else spans))
 
-    def add(self, t0: float, t1: float, links: float, base_rate: float,
-            spans: list[tuple[int, float]] | None = None) -> None:
-        """Record ``links`` new links seen over ``(t0, t1]`` of a channel with ``base_rate``."""
-        sp = self.spans(t0, t1) if spans is None else spans
-        shape = self.shape(t1)
-        weights = [shape[b] * x for b, x in sp]
-        total = sum(weights)
-        if total <= 0 or not math.isfinite(t1):
-            return
-        if self.ref is None:
-            self.ref = t1
-        elif (t1 - self.ref) > 30 * self.half_life:  # rebase before the scale overflows
-            f = 0.5 ** ((t1 - self.ref) / self.half_life)
-            self.links = [a * f for a in self.links]
-            self.expected = [e * f for e in self.expected]
-            self.ref = t1
-        g = 2.0 ** ((t1 - self.ref) / self.half_life)
-        share = g * links / total
-        expect = g * base_rate
-        for (b, x), wgt in zip(sp, weights):
-            self.links[b] += share * wgt
-            self.expected[b] += expect * x
-
-
     def to_dict(self) -> dict[str, Any]:
         """Plain numbers for the host's store document (``ref`` in epoch seconds)."""
         return {"v": STATE_VERSION, "bins": self.bins, "links": list(self.links),
@@ -349,7 +331,11 @@ class DailyProfile:
         e = [_num(x, math.nan) for x in expected]
         if any(math.isnan(x) or x < 0 for x in a + e):
             return None
-        return cls(bins=bins, links=a, expected=e, ref=_opt_num(data.get("ref")), **params)
+        ref = _opt_num(data.get("ref"))
+        prof = cls(bins=bins, links=a, expected=e, ref=ref, **params)
+        if ref is not None:  # a fitted profile's ``ref`` is its fit time: refitted as if kept
+            prof._fit_at = ref
+        return prof
 
 
 def _num(value: Any, default: float = 0.0) -> float:
@@ -384,13 +370,18 @@ class RateState:
     visits: int = 0
     #: the last visit that saw the page itself (not a 304 / an unchanged HEAD)
     last_full: float | None = None
+    #: new links and seconds watched by hour-of-day bin (decayed with the profile half-life),
+    #: what the host's :class:`DailyProfile` is fitted to (empty until the first gap)
+    bin_links: list[float] = field(default_factory=list)
+    bin_seconds: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain numbers (times as epoch seconds), for the crawl-state record."""
         return {"v": STATE_VERSION, "first_visit": self.first_visit, "last_visit": self.last_visit,
                 "updated": self.updated, "links": self.links, "exposure": self.exposure,
                 "recent_links": self.recent_links, "recent_exposure": self.recent_exposure,
-                "listed": self.listed, "visits": self.visits, "last_full": self.last_full}
+                "listed": self.listed, "visits": self.visits, "last_full": self.last_full,
+                "bin_links": list(self.bin_links), "bin_seconds": list(self.bin_seconds)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RateState:
@@ -408,7 +399,20 @@ class RateState:
             listed=int(listed) if isinstance(listed, int) and listed > 0 else None,
             visits=int(visits) if isinstance(visits, int) and visits > 0 else 0,
             last_full=_opt_num(data.get("last_full")),
+            **_bins(data.get("bin_links"), data.get("bin_seconds")),
         )
+
+
+def _bins(links: Any, seconds: Any) -> dict[str, list[float]]:
+    """Stored per-bin sums when both are lists of one length of numbers ≥ 0, else none."""
+    if (not isinstance(links, list) or not isinstance(seconds, list) or len(links) != len(seconds)
+            or not 1 <= len(links) <= 24 * 60):
+        return {}
+    a = [_num(x, math.nan) for x in links]
+    e = [_num(x, math.nan) for x in seconds]
+    if any(math.isnan(x) or x < 0 for x in a + e):
+        return {}
+    return {"bin_links": a, "bin_seconds": e}
 
 
 @dataclass
@@ -425,8 +429,9 @@ class ChannelScheduler:
     * ``half_life`` / ``recent_half_life`` — decay of the long-run / recent rate sums;
       ``prior_rate`` / ``prior_links`` — the default prior (1 link/hour) and its weight.
     * ``profile_*`` — the hour-of-day profiles (:class:`DailyProfile`): half-life, prior,
-      smoothing, and how much a channel must have been watched (``profile_warmup`` seconds or
-      ``profile_min_links`` links) before it teaches its host's profile.
+      smoothing, the links a host's channels must have shown before its profile is fitted
+      (``profile_min_links``) and the rounds of each fit (``profile_iterations``,
+      :meth:`fit_profiles`).
     * ``replan_every`` — :meth:`interval` re-plans when the plan is older than this.
     * ``verify_below`` — :meth:`verify_due` asks for a full GET when "unchanged since the
       last full answer" is less likely than this.
@@ -447,8 +452,8 @@ class ChannelScheduler:
     profile_half_life: float = 7 * DAY
     profile_prior: float = 1.0
     profile_smooth: float = 0.25
-    profile_warmup: float = DAY
     profile_min_links: float = 20.0
+    profile_iterations: int = 3
     prior_rate: float = 24.0 / DAY
     prior_links: float = 0.3
     saturation_boost: float = 2.0
@@ -465,17 +470,25 @@ class ChannelScheduler:
     planned_at: float | None = None
     _level: Level | None = None
     _group_prior: dict[Hashable, float] = field(default_factory=dict)
+    _global_prior: float = 24.0 / DAY
     #: host profiles changed since :meth:`drain_profiles`
     profiles_dirty: set[Hashable] = field(default_factory=set)
+    #: hosts observed since their profile was last fitted, and the channels of each host
+    _fit_due: set[Hashable] = field(default_factory=set)
+    _members: dict[Hashable, set[Hashable]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_bounds(self.min_interval, self.max_interval)
+        self._global_prior = self.prior_rate
 
     # -- learning --------------------------------------------------------------------------------
 
     def profile(self, key: Hashable) -> DailyProfile:
         """The daily profile of channel ``key``'s host (created flat when unknown)."""
-        group = self.groups.get(key, key)
+        return self.profile_of(self.groups.get(key, key))
+
+    def profile_of(self, group: Hashable) -> DailyProfile:
+        """The daily profile of host ``group`` (created flat when unknown)."""
         prof = self.profiles.get(group)
         if prof is None:
             prof = self.profiles[group] = DailyProfile(
@@ -501,6 +514,7 @@ class ChannelScheduler:
         """:meth:`observe` with an :class:`~newscrawl.algorithms.revisit.Observation`."""
         if group is not None:
             self.groups[key] = group
+        self._members.setdefault(self.groups.get(key, key), set()).add(key)
         st = self.channels.get(key)
         if st is None:
             st = self.channels[key] = RateState()
@@ -527,7 +541,6 @@ class ChannelScheduler:
         if obs.new_links is not None and listed > 0 and obs.new_links >= listed:
             links *= self.saturation_boost
         prof = self.profile(key)
-        base = self._base(st, prev, self._prior(key))
         spans = prof.spans(prev, t)
         exposure = prof.integral(prev, t, spans)
         self._decay(st, t)
@@ -535,15 +548,27 @@ class ChannelScheduler:
         st.exposure += exposure
         st.recent_links += links
         st.recent_exposure += exposure
-        # The profile's expectation uses the channel's base rate; until that estimate rests on
-        # some data (a day of visits or profile_min_links links) it would bias the hours seen
-        # first, so the channel does not teach the profile yet.
-        if t - st.first_visit >= self.profile_warmup or st.links >= self.profile_min_links:
-            prof.add(prev, t, links, base, spans=spans)
-            self.profiles_dirty.add(self.groups.get(key, key))
+        # The hour-of-day sums the host's profile is fitted to (:meth:`fit_profiles`): the
+        # seconds watched in each bin, and the links spread over them ∝ the current profile
+        # (the E-step of EM for counts censored to the gap between visits).
+        if len(st.bin_links) != prof.bins or len(st.bin_seconds) != prof.bins:
+            st.bin_links = [0.0] * prof.bins
+            st.bin_seconds = [0.0] * prof.bins
+        shape = prof.shape(t)
+        weights = [shape[b] * x for b, x in spans]
+        total = sum(weights)
+        for (b, x), wgt in zip(spans, weights):
+            st.bin_seconds[b] += x
+            if total > 0:
+                st.bin_links[b] += links * wgt / total
+        g = self.groups.get(key, key)
+        self._fit_due.add(g)
+        if t - prof._fit_at >= prof.refresh:
+            self.fit_profiles(t, hosts=[g])
 
     def forget(self, key: Hashable) -> None:
         """Drop channel ``key`` (a page gone or evicted)."""
+        self._members.get(self.groups.get(key, key), set()).discard(key)
         self.channels.pop(key, None)
         self.groups.pop(key, None)
         self.planned.pop(key, None)
@@ -558,12 +583,16 @@ class ChannelScheduler:
             st.exposure *= d
             st.recent_links *= dr
             st.recent_exposure *= dr
+            dp = 0.5 ** (dt / self.profile_half_life)
+            st.bin_links = [x * dp for x in st.bin_links]
+            st.bin_seconds = [x * dp for x in st.bin_seconds]
         if st.updated is None or t > st.updated:
             st.updated = t
 
     def _prior(self, key: Hashable) -> float:
-        """Prior base rate of ``key``: its host's mean (as of the last plan), else ``prior_rate``."""
-        return self._group_prior.get(self.groups.get(key, key), self.prior_rate)
+        """Prior base rate of ``key``: its host's pooled rate (as of the last plan), else the
+        pooled rate of every channel, else ``prior_rate``."""
+        return self._group_prior.get(self.groups.get(key, key), self._global_prior)
 
     def _base(self, st: RateState, now: float, prior: float) -> float:
         d = 1.0
@@ -593,7 +622,9 @@ class ChannelScheduler:
         """Estimated mean new links per second of channel ``key`` (no hour-of-day shape)."""
         st = self.channels.get(key)
         prior = self._prior(key)
-        return prior if st is None else self._base(st, now, prior)
+        if st is None:
+            return prior
+        return self._base(st, now, prior)
 
     def rate(self, key: Hashable, now: float) -> float:
         """Estimated new links per second of channel ``key`` at ``now`` (hour of day included)."""
@@ -657,13 +688,90 @@ class ChannelScheduler:
     # -- planning --------------------------------------------------------------------------------
 
     def _update_group_priors(self, now: float) -> None:
+        """Empirical-Bayes priors (Robbins 1956; Gamma–Poisson shrinkage): the pooled rate
+        ``(Σ links + a) / (Σ exposure + a / prior)`` of every channel (prior ``prior_rate``) and
+        of each host's channels (prior the global one), sums decayed to ``now``.
+
+        Pooled sums, not the mean of the channels' own estimates: those are each shrunk to
+        ``prior_rate`` with ``a / prior_rate`` seconds of pseudo-exposure (18 minutes at the
+        defaults), which for a channel watched only minutes (a new monitor) drags every estimate
+        to 1 link/hour and flattens the √ allocation towards round-robin.
+        """
         sums: dict[Hashable, list[float]] = {}
+        total_links = total_exposure = 0.0
         for key, st in self.channels.items():
             if st.exposure > 0:
+                d = 1.0
+                if st.updated is not None and now > st.updated:
+                    d = 0.5 ** ((now - st.updated) / self.half_life)
                 s = sums.setdefault(self.groups.get(key, key), [0.0, 0.0])
-                s[0] += self._base(st, now, self.prior_rate)
-                s[1] += 1
-        self._group_prior = {g: total / n for g, (total, n) in sums.items() if total > 0}
+                s[0] += st.links * d
+                s[1] += st.exposure * d
+                total_links += st.links * d
+                total_exposure += st.exposure * d
+        a = self.prior_links
+        self._global_prior = (total_links + a) / (total_exposure + a / self.prior_rate)
+        self._group_prior = {g: (links + a) / (exposure + a / self._global_prior)
+                             for g, (links, exposure) in sums.items()}
+
+    def fit_profiles(self, now: float, hosts: Iterable[Hashable] | None = None) -> int:
+        """Fit the daily profile of each host observed since its last fit (or of ``hosts``)
+        to its channels' hour-of-day sums; returns how many profiles were fitted.
+
+        The model is the multiplicative Poisson one, ``rate(channel i, bin b) = bᵢ · p_b``
+        (a Poisson log-linear model with channel and hour effects), fitted by alternating
+        the two sets of maximum-likelihood equations — iterative proportional fitting
+        (Deming & Stephan 1940; Bishop, Fienberg & Holland, "Discrete Multivariate
+        Analysis", 1975, ch. 3): ``bᵢ = Σ_b Lᵢb / Σ_b p_b Sᵢb``, then
+        ``p_b = (Σᵢ Lᵢb + prior) / (Σᵢ bᵢ Sᵢb + prior)``, smoothed over neighbouring hours
+        and normalised to mean 1 (:meth:`DailyProfile.shape`), ``profile_iterations`` rounds
+        from the current shape. Every channel teaches its host from its first gap: each
+        channel's own base cancels out, so a channel watched only in the busy morning does
+        not make the morning look average (what an online update with an early base rate
+        would do). A host whose channels carry fewer than ``profile_min_links`` links keeps
+        its profile (flat, or as restored). At most every ``DailyProfile.refresh`` seconds
+        per host.
+        """
+        todo = set(self._fit_due if hosts is None else hosts)
+        fitted = 0
+        for g in todo:
+            prof = self.profile_of(g)
+            if hosts is None and now - prof._fit_at < prof.refresh:
+                continue
+            self._fit_due.discard(g)
+            sts = [st for k in self._members.get(g, ()) if (st := self.channels.get(k)) is not None
+                   and self.groups.get(k, k) == g and len(st.bin_seconds) == prof.bins]
+            n = prof.bins
+            links_b = [0.0] * n
+            for st in sts:
+                d = 1.0
+                if st.updated is not None and now > st.updated:
+                    d = 0.5 ** ((now - st.updated) / self.profile_half_life)
+                for b in range(n):
+                    links_b[b] += st.bin_links[b] * d
+            if sum(links_b) < self.profile_min_links:
+                continue
+            p = prof.shape(now)
+            expected = [0.0] * n
+            for _ in range(self.profile_iterations):
+                expected = [0.0] * n
+                for st in sts:
+                    area = sum(pb * x for pb, x in zip(p, st.bin_seconds))
+                    if area <= 0:
+                        continue
+                    base = sum(st.bin_links) / area
+                    d = 1.0
+                    if st.updated is not None and now > st.updated:
+                        d = 0.5 ** ((now - st.updated) / self.profile_half_life)
+                    for b in range(n):
+                        expected[b] += base * st.bin_seconds[b] * d
+                prof.links, prof.expected, prof.ref = list(links_b), expected, now
+                prof._shape = None
+                p = prof.shape(now)
+            prof._fit_at = now
+            self.profiles_dirty.add(g)
+            fitted += 1
+        return fitted
 
     def plan(self, now: float, budget_rate: float | None = None,
              keys: Iterable[Hashable] | None = None) -> dict[Hashable, float]:
@@ -681,6 +789,7 @@ class ChannelScheduler:
         if budget_rate is not None:
             self.budget_per_hour = budget_rate if math.isfinite(budget_rate) and budget_rate > 0 else 0.0
         self._update_group_priors(now)
+        self.fit_profiles(now)
         keys = list(self.channels) if keys is None else list(keys)
         shapes: dict[int, tuple[float, float]] = {}
         roots: list[float] = []
@@ -832,6 +941,8 @@ class ChannelScheduler:
         self.channels[key] = RateState.from_dict(data)
         if group is not None:
             self.groups[key] = group
+        # the host's restored profile stands until new visits are observed (then refitted)
+        self._members.setdefault(self.groups.get(key, key), set()).add(key)
         return True
 
     def export_profile(self, group: Hashable) -> dict[str, Any] | None:

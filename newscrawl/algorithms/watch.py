@@ -146,6 +146,18 @@ def sleep_seconds(now: float, longest: float, next_due: float | None, wait: floa
     return max(min(candidates), 0.01)
 
 
+def channel_budget(per_hour: float, article_fetches: int, watched: float, window: float,
+                   shortest: float) -> float:
+    """Requests per hour the channel scheduler may spend: 90 % of the user's rate ``per_hour``
+    (requests/hour) less the article fetches of the last ``window`` seconds counted per hour,
+    never below 10 % of the rate. The fetches are counted over the time ``watched`` (seconds)
+    when that is shorter than the window (at least ``shortest`` seconds): counted over the whole
+    window, the first minutes of a run would leave the channels the articles' share of the rate
+    and the two would queue for its tokens (the run went over ``-a rate``)."""
+    articles = article_fetches * 3600.0 / min(window, max(watched, shortest))
+    return max(0.9 * per_hour - articles, 0.1 * per_hour)
+
+
 def quantile(values: list[float], q: float) -> float:
     """The ``q``-quantile (0..1) of ``values`` by linear interpolation (NaN when empty)."""
     if not values:
