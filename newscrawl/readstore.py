@@ -16,8 +16,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
+from newscrawl.defaults import NEWSCRAWL_EMBEDDED_PORT, NEWSCRAWL_EMBEDDED_START_TIMEOUT
+from newscrawl.embedded import resolve_data_dir
 from newscrawl.embedded.folder import DataFolder
+from newscrawl.embedded.server import EmbeddedMongo
 from newscrawl.embedded.uri import DATA_DIR_ENV_VAR, URI_ENV_VARS
 from newscrawl.store import NewsStore
 
@@ -50,7 +52,9 @@ def checkout_store(checkout: Path = CHECKOUT) -> Path | None:
 
 
 def check_data_dir(data_dir: str | None, *, checkout: Path = CHECKOUT) -> Path:
-    """The absolute embedded data folder of ``data_dir`` (see :func:`resolve_data_dir`).
+    """The absolute embedded data folder: ``data_dir`` when given (it wins over env
+    ``NEWSCRAWL_DATA_DIR``: an option on the command line is the more specific choice), else
+    :func:`resolve_data_dir` (env ``NEWSCRAWL_DATA_DIR``, else ``./data``).
 
     With no folder given (no ``--data-dir``, no env ``NEWSCRAWL_DATA_DIR``) and no ``./data`` in
     the working directory, the store of the checkout (:func:`checkout_store`, where ``make crawl``
@@ -60,7 +64,7 @@ def check_data_dir(data_dir: str | None, *, checkout: Path = CHECKOUT) -> Path:
     Raises:
         NoStore: the folder does not exist, or has no ``db/`` folder (never crawled into).
     """
-    folder = Path(resolve_data_dir(data_dir)).expanduser().resolve()
+    folder = Path(data_dir or resolve_data_dir(None)).expanduser().resolve()
     if not folder.is_dir() and not data_dir and not os.environ.get(DATA_DIR_ENV_VAR):
         fallback = checkout_store(checkout)
         if fallback is not None:
@@ -89,7 +93,13 @@ def reading_store(uri: str | None, data_dir: str | None,
     """
     given = configured_uri(uri)
     folder = None if given else check_data_dir(data_dir)
-    resolved, embedded = resolve_mongo_uri(given, str(folder) if folder else None)
+    embedded: EmbeddedMongo | None = None
+    if folder is None:
+        resolved = given
+    else:  # this very folder, not the one env NEWSCRAWL_DATA_DIR names (resolve_mongo_uri's)
+        embedded = EmbeddedMongo(str(folder), port=NEWSCRAWL_EMBEDDED_PORT,
+                                 start_timeout=NEWSCRAWL_EMBEDDED_START_TIMEOUT)
+        resolved = embedded.start()
     where = f"embedded store in {folder}" if folder else _without_password(resolved)
     try:
         with NewsStore.connect(resolved, database) as store:

@@ -29,10 +29,12 @@ from tests import analystdata
 from tests.helpers import LOOPBACK_SITES, REPO, require_installed, served
 
 
-def run(args: list[str], cwd: Path, *, timeout: float = 120) -> subprocess.CompletedProcess:
+def run(args: list[str], cwd: Path, *, timeout: float = 120,
+        extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """``python -m newscrawl ARGS`` in ``cwd`` (not the checkout), no configured MongoDB."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("MONGO_URI", "NEWSCRAWL_MONGO_URI", "NEWSCRAWL_DATA_DIR")}
+    env.update(extra_env or {})
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     return subprocess.run([sys.executable, "-m", "newscrawl", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
@@ -76,6 +78,20 @@ def test_missing_data_dir_is_a_clear_error_for_report_and_export(elsewhere):
         assert "Traceback" not in proc.stderr
         assert f"no store at {missing}" in proc.stderr and "does not exist" in proc.stderr
         assert not missing.exists()  # nothing created there
+
+
+def test_data_dir_option_wins_over_the_env_variable(data_dir, elsewhere):
+    """``--data-dir`` on the command line is read even when env ``NEWSCRAWL_DATA_DIR`` (set by a
+    shell profile or an earlier ``export``) names another folder."""
+    other = elsewhere / "env-folder"
+    for command in (["report"], ["export", "--format", "jsonl"]):
+        proc = run([*command, "--data-dir", str(data_dir)], elsewhere,
+                   extra_env={"NEWSCRAWL_DATA_DIR": str(other)})
+        assert proc.returncode == 0, proc.stderr
+        assert str(other) not in proc.stderr
+    assert not other.exists()
+    proc = run(["export"], elsewhere, extra_env={"NEWSCRAWL_DATA_DIR": str(other)})
+    assert proc.returncode == 2 and f"no store at {other}" in proc.stderr  # env still used alone
 
 
 def test_crawl_without_entries_is_a_usage_error(elsewhere):

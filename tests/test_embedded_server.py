@@ -213,3 +213,34 @@ def test_stop_server_ends_a_daemon_that_lost_its_state_file(tmp_path: Path) -> N
     finally:
         orphan.kill()
         orphan.wait()
+
+
+def test_a_daemon_whose_crawl_was_killed_before_server_json_is_adopted(data: Path) -> None:
+    """kill -9 of a crawl between spawning the daemon and writing server.json leaves a live
+    daemon that no server.json names: the next start adopts it (it answers) instead of refusing
+    every later run, and the last crawl out stops it."""
+    first = EmbeddedMongo(data)
+    uri = first.start()
+    pid = first.pid
+    (data / "server.json").unlink()  # what a crawl killed before write_state leaves behind
+    for lease in (data / "leases").glob("*.lease"):
+        lease.unlink()
+    second = EmbeddedMongo(data, start_timeout=10)
+    assert second.start() == uri and second.pid == pid
+    assert _state(data)["pid"] == pid
+    with _client(uri) as client:
+        client.newscrawl.t.insert_one({"x": 1})
+    second.stop()
+    _wait_dead(pid)
+    assert not pid_alive(pid) and not (data / "server.json").exists()
+
+
+def test_an_unnamed_daemon_that_does_not_answer_is_still_refused(tmp_path: Path) -> None:
+    hung = _sleeping_daemon(tmp_path / "db")
+    try:
+        with pytest.raises(RuntimeError, match=f"in use by SecantusDB process\\(es\\) \\[{hung.pid}\\]"):
+            EmbeddedMongo(tmp_path, start_timeout=0.3).start()
+        assert hung.poll() is None
+    finally:
+        hung.kill()
+        hung.wait()

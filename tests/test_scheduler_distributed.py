@@ -286,3 +286,29 @@ def test_a_lost_frontier_nobody_can_rebuild_is_an_error(redis_server, namespace,
     assert crawler.stats.get_value("newscrawl/redis/frontier_not_rebuilt") == 1
     assert any(r.levelname == "ERROR" and "requests it held are lost" in r.getMessage()
                for r in caplog.records)
+
+
+def test_a_duplicate_only_redis_knows_is_announced_as_dropped(redis_server, namespace):
+    """A request another worker already queued is refused by Redis only at the next round trip:
+    the scheduler then sends ``request_dropped`` for it (as the engine does for a duplicate the
+    cache refuses), so the crawl state forgets it requested the page and a watch worker feeds
+    it again when it owns it (before, it stayed 'requested' forever)."""
+    first, second = _crawler(namespace), _crawler(namespace)
+    dropped: list[str] = []
+    second.signals.connect(lambda request, spider=None: dropped.append(request.url),
+                           signal=signals.request_dropped, weak=False)
+
+    async def scenario():
+        one, other = _opened(first), _opened(second)
+        try:
+            assert one.enqueue_request(scrapy.Request("http://a.example/2"))
+            one.frontier.flush()
+            assert other.enqueue_request(scrapy.Request("http://a.example/new"))
+            assert other.enqueue_request(scrapy.Request("http://a.example/2"))
+            other.frontier.flush()
+        finally:
+            one.close("finished")
+            other.close("finished")
+
+    asyncio.run(scenario())
+    assert dropped == ["http://a.example/2"]

@@ -313,7 +313,10 @@ class DistributedScheduler(Scheduler):
 
         The push (fingerprint check and add, and queueing, in one Lua script) goes out with the
         next frontier round trip; a duplicate only Redis knows is counted then
-        (``newscrawl/dupefilter/redis_seen``), without Scrapy's ``request_dropped`` signal.
+        (``newscrawl/dupefilter/redis_seen``) and Scrapy's ``request_dropped`` signal is sent
+        for it then, as the engine sends it for a duplicate refused at once: the crawl state
+        forgets it was requested (a watch worker would otherwise never feed that page again,
+        also not after it gained the page from a dead worker).
         """
         if request.meta.get(meta.OWN) and request.meta.get(meta.LEASE):
             self._own.append(request)
@@ -326,7 +329,7 @@ class DistributedScheduler(Scheduler):
                 return False
         try:
             self.queue.push_later(request, fingerprint=fingerprint,
-                                  callback=lambda added: self._pushed(added, fingerprint))
+                                  callback=lambda added: self._pushed(added, fingerprint, request))
         except SerializationError as exc:
             self.stats.inc_value("newscrawl/redis/serialize_error")
             logger.error("Cannot queue %s: %s (set NEWSCRAWL_REDIS_SERIALIZER=pickle for meta "
@@ -338,12 +341,15 @@ class DistributedScheduler(Scheduler):
             self.df.cache.add(fingerprint)
         return True
 
-    def _pushed(self, added: bool, fingerprint: bytes | None) -> None:
+    def _pushed(self, added: bool, fingerprint: bytes | None, request: Request | None = None) -> None:
         self._unsent -= 1
         if fingerprint is not None:
             self.df.count(new=added)
         if added:
             self.stats.inc_value("scheduler/enqueued/redis")
+        elif request is not None:
+            self.crawler.signals.send_catch_log(signals.request_dropped, request=request,
+                                                spider=self.spider)
 
     def next_request(self):
         if self._own:

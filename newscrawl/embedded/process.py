@@ -114,6 +114,25 @@ def _serves_folder(cmdline: list[str], db_dir: Path) -> bool:
     return False
 
 
+def server_address(pid: int) -> tuple[str, int] | None:
+    """``(host, port)`` a SecantusDB daemon was started with (``--host`` / ``--port`` of its
+    command line in /proc; host :data:`HOST` when absent), or None when unreadable."""
+    cmdline = _cmdline(pid)
+    if not cmdline:
+        return None
+    values: dict[str, str] = {}
+    for i, part in enumerate(cmdline):
+        for name in ("--host", "--port"):
+            if part == name and i + 1 < len(cmdline):
+                values[name] = cmdline[i + 1]
+            elif part.startswith(name + "="):
+                values[name] = part.split("=", 1)[1]
+    try:
+        return values.get("--host", HOST), int(values["--port"])
+    except (KeyError, ValueError):
+        return None
+
+
 def is_server_process(pid: int | None, db_dir: str | Path) -> bool:
     """True when ``pid`` is a live SecantusDB daemon serving the folder ``db_dir``.
 

@@ -16,7 +16,8 @@ Lifecycle policy (see also the command line, :mod:`newscrawl.embedded.cli`):
   mongosh or Compass. ``stop``, ``status`` and ``uri`` do what they say.
 
 Crash handling: a ``server.json`` whose pid is dead (or is another program after pid reuse, or a
-zombie) is stale and replaced. WiredTiger locks its home folder with an fcntl lock that the
+zombie) is stale and replaced; a live daemon on the folder that no ``server.json`` names (its
+crawl was killed between spawning it and writing the file) is adopted when it answers. WiredTiger locks its home folder with an fcntl lock that the
 kernel releases when the process dies, so a crashed (killed) server leaves no lock behind; its
 log is replayed on the next start. A killed server loses the writes of its last ~50 ms unless
 they were acknowledged with ``j: true`` (SecantusDB honours it by flushing its log; the
@@ -38,8 +39,8 @@ from newscrawl.defaults import NEWSCRAWL_EMBEDDED_START_TIMEOUT
 from newscrawl.embedded.folder import DataFolder, utc_now_iso
 from newscrawl.embedded.health import ping
 from newscrawl.embedded.process import (HOST, find_server_pids, find_server_program, free_port,
-                                        is_server_process, pid_alive, port_open, spawn_detached,
-                                        terminate)
+                                        is_server_process, pid_alive, port_open, server_address,
+                                        spawn_detached, terminate)
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +156,8 @@ class EmbeddedMongo:
                 self.folder.remove_state()
                 self.folder.clear_leases()
             holders = find_server_pids(self.db_dir)
+            if len(holders) == 1 and self._try_adopt(holders[0]) and self.uri is not None:
+                return self.uri
             if holders:
                 raise RuntimeError(
                     f"{self.db_dir} is in use by SecantusDB process(es) {holders} that "
@@ -203,6 +206,26 @@ class EmbeddedMongo:
             self._lease = self.folder.add_lease()
         logger.info("Reusing embedded SecantusDB pid %d at %s", pid, self.uri)
         return True
+
+    def _try_adopt(self, pid: int) -> bool:
+        """Adopt a daemon serving this folder that no ``server.json`` names - one a crawl spawned
+        and was killed (kill -9) before it wrote ``server.json`` - when it answers ``ping`` on
+        the port of its command line: ``server.json`` is written for it and it is used like a
+        reused server (the last crawl out stops it). False when it does not answer."""
+        address = server_address(pid)
+        if address is None:
+            return False
+        host, port = address
+        if not ping(host, port, timeout=min(5.0, max(self.start_timeout, 0.5))):
+            return False
+        state = {"pid": pid, "host": host, "port": port, "uri": f"mongodb://{host}:{port}/",
+                 "storage_path": str(self.db_dir), "started_at": utc_now_iso(),
+                 "started_by": None, "keep": self.keep_running}
+        self.folder.write_state(state)
+        logger.warning("Adopting embedded SecantusDB pid %d at %s: it serves %s but no %s named "
+                       "it (the crawl that started it was killed)", pid, state["uri"],
+                       self.db_dir, self.state_file.name)
+        return self._try_reuse(state)
 
     def _spawn_until_ready(self) -> str:
         """Start a daemon (up to :data:`PORT_ATTEMPTS` free ports) and return its URI."""
