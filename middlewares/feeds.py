@@ -176,9 +176,9 @@ class FeedSourcesMiddleware:
                  if ref.kind in ("rss", "atom")]
         if item.get("role") == "entry":
             found += [(url, feedlinks.SITEMAP, "robots") for url in self._robots_sitemaps(response.url)]
-        site = registered_domain(host_of(response.url))
+        page = StartURL.parse(response.url)
         for url, kind, via in found:
-            if registered_domain(host_of(url)) != site:
+            if feedlinks.is_offsite(page, url):
                 self._inc("discovered_offsite")
                 continue
             request = self._source_request(response, item, spider, url, kind, via)
@@ -240,6 +240,9 @@ class FeedSourcesMiddleware:
         for entry in entries:
             fp = self.page_fp(entry.url)
             if getattr(entry, "is_sitemap", False):
+                if feedlinks.is_offsite(start, entry.url):
+                    self._inc(feedlinks.OFFSITE)  # a child sitemap of another site or port
+                    continue
                 request = self._source_request(response, item, spider, entry.url,
                                                feedlinks.SITEMAP, "index")
                 self._inc("children")

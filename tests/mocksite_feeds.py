@@ -49,6 +49,10 @@ def feed_xml(base: str, version: int) -> str:
         items.append(f"<item><title>Meldung {n} aus dem Feed</title><link>{link}</link>"
                      f"<pubDate>{PUB_DATES[n]}</pubDate></item>")
     items.append("<item><title>Anderswo</title><link>http://elsewhere.example/a.html</link></item>")
+    # The same host on another port: another site, never requested (a feed must not make the
+    # crawler probe the ports of a host).
+    other = base.rsplit(":", 1)[0] + f":{int(base.rsplit(':', 1)[1]) + 1}" if base else ""
+    items.append(f"<item><title>Nebenan</title><link>{other}{article_path(9)}</link></item>")
     return ('<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel>'
             f"<title>Mock news</title><link>{base}/</link>{''.join(items)}</channel></rss>")
 

@@ -69,6 +69,12 @@ def runs(tmp_path_factory):
     return url.rstrip("/"), out, pages, articles, hosts
 
 
+def _other_port(base: str) -> str:
+    """The mock site's host on the next port (a feed entry there is off-site)."""
+    host, port = base.rsplit(":", 1)
+    return f"{host}:{int(port) + 1}"
+
+
 def _n(stats, key):
     return int(stats.get(f"newscrawl/feeds/{key}", 0))
 
@@ -86,7 +92,8 @@ def test_sources_are_discovered_and_kept_per_site(runs):
 def test_entries_become_articles_offsite_dropped_one_request_per_article(runs):
     base, out, pages, articles, _hosts = runs
     stats, requests = out[0]
-    assert _n(stats, "offsite") == 1
+    assert _n(stats, "offsite") == 2  # another domain, and the same host on another port
+    assert not [url for url in pages if url.startswith(_other_port(base))]
     expected = {base + article_path(n) for n in FEED_ITEMS[1]} | {base + article_path(SITEMAP_ARTICLE)}
     assert expected <= set(articles)
     fetched = [r["path"] for r in requests if r["method"] == "GET" and r["path"].startswith("/politik/")]
@@ -118,7 +125,7 @@ def test_second_run_finds_exactly_the_new_entries_redirector_unwrapped(runs):
     feed = pages[f"{base}/feed.xml"]
     fp = NewsRequestFingerprinter().page_fp
     assert set(feed["feed_entries"]) == {fp(base + article_path(n)) for n in FEED_ITEMS[2]} | {
-        fp("http://elsewhere.example/a.html")}
+        fp("http://elsewhere.example/a.html"), fp(_other_port(base) + article_path(9))}
     # the scheduler's yield per visit, as for channel pages: on-site entries new to the crawl
     # (article 1 came from the home page first)
     visits = [h["new_links"] for h in feed["history"] if h.get("status") == 200]

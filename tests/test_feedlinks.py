@@ -27,6 +27,15 @@ def test_entry_verdict_against_the_entry_url(url, verdict):
     assert feedlinks.entry_verdict(StartURL.parse("http://edition.cnn.com/"), url) == verdict
 
 
+@pytest.mark.parametrize("url, verdict", [
+    ("http://127.0.0.1:18712/secret.html", feedlinks.OFFSITE),  # another port: off-site
+    ("http://127.0.0.1/secret.html", feedlinks.OFFSITE),
+    ("http://127.0.0.1:18711/news/2024/05/01/story.html", feedlinks.CONTENT),
+])
+def test_entry_on_another_port_is_offsite(url, verdict):
+    assert feedlinks.entry_verdict(StartURL.parse("http://127.0.0.1:18711/"), url) == verdict
+
+
 def test_sources_are_merged_without_duplicates_first_sighting_kept():
     sources = feedlinks.merge_source(None, "channel", "https://s.example/", 10.0)
     sources = feedlinks.merge_source(sources, "feed", "https://s.example/rss", 20.0)

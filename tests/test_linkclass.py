@@ -127,6 +127,31 @@ def test_crosswise_entries_and_outward_frames():
     assert by_url["https://www.sina.com.cn/frame.html"].link_class is LinkClass.FRAME
 
 
+@pytest.mark.parametrize("start, url, expected", [
+    # Another explicit port of the same host (or a sister host) is another site: a page must
+    # not make the crawl probe the ports of a host.
+    ("http://127.0.0.1:18711/", "http://127.0.0.1:18712/news/2024-05-01/secret.html", LinkClass.OUTWARD),
+    ("http://127.0.0.1:18711/", "http://127.0.0.1/politik/", LinkClass.OUTWARD),
+    ("http://www.example.com/", "http://www.example.com:8080/politik/", LinkClass.OUTWARD),
+    ("http://www.example.com/", "http://sport.example.com:8080/", LinkClass.OUTWARD),
+    # The scheme's default port is the same as none.
+    ("http://www.example.com/", "http://www.example.com:80/politik/", LinkClass.DOWNWARD),
+    ("https://www.example.com:443/", "https://www.example.com/politik/", LinkClass.DOWNWARD),
+    ("http://127.0.0.1:18711/", "http://127.0.0.1:18711/politik/", LinkClass.DOWNWARD),
+])
+def test_another_port_is_outward(start, url, expected):
+    assert classify_link(StartURL.parse(start), url) is expected
+
+
+def test_content_channel_and_frame_links_on_another_port_are_dropped():
+    start = "http://127.0.0.1:18711/"
+    other = ["http://127.0.0.1:18712/politik/2024-05-01/secret-article-on-another-port.html",
+             "http://127.0.0.1:18712/politik/", "http://127.0.0.1:18712/sport/"]
+    page = classify_page(start, _links(other) + _links(["http://127.0.0.1:18712/f.html"], tag="frame"))
+    assert all(link.role == DROPPED for link in page.links), [(l.url, l.role) for l in page.links]
+    assert page.entries == []
+
+
 def test_bad_start_url_raises():
     with pytest.raises(ValueError):
         classify_page("not-a-url", [])

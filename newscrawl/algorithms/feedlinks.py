@@ -6,8 +6,8 @@ with which record of where they were seen.
 
 * :func:`entry_verdict` — one entry link against the site's entry URL with seed 004's link
   classes (:func:`newscrawl.algorithms.linkclass.classify_link`; redirector links such as ``go.rss.sina.com.cn/redirect.php?url=`` are
-  unwrapped by the parser): another registered domain is
-  ``offsite`` (dropped), a service link (shop, login …,
+  unwrapped by the parser): another registered domain, or another port than the site's
+  (:func:`is_offsite`, the rule of the link classifier), is ``offsite`` (dropped), a service link (shop, login …,
   :meth:`newscrawl.algorithms.linkrules.LinkRules.service_reason`) is ``service``, the rest is
   ``content``. Feeds list articles, so the directory grouping of channel pages (which needs a
   whole page of links) is not applied;
@@ -46,17 +46,38 @@ OFFSITE: Final = "offsite"
 SERVICE: Final = "service"
 INVALID: Final = "invalid"
 
+def is_offsite(start: StartURL, url: str) -> bool:
+    """True when ``url`` is not a page of the site of ``start`` by the link classifier's rule
+    (:func:`newscrawl.algorithms.linkclass.classify_link` says OUTWARD: another registered
+    domain, or another explicit port, 80 / 443 being the same as none), or is no absolute
+    http(s) URL. Used for feed and sitemap entries, child sitemaps and discovered sources.
+
+    >>> start = StartURL.parse("http://127.0.0.1:18711/")
+    >>> is_offsite(start, "http://127.0.0.1:18712/secret.html")
+    True
+    >>> is_offsite(start, "http://127.0.0.1:18711/a.html")
+    False
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return True
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return True
+    return classify_link(start, url) is LinkClass.OUTWARD
+
+
 def entry_verdict(start: StartURL, url: str, *, rules: LinkRules = DEFAULT_RULES) -> str:
     """What one feed or sitemap entry link is for the site of ``start`` (module docstring):
-    :data:`CONTENT`, :data:`OFFSITE` (another registered domain), :data:`SERVICE` or
-    :data:`INVALID` (not an absolute http(s) URL)."""
+    :data:`CONTENT`, :data:`OFFSITE` (another registered domain or another port,
+    :func:`is_offsite`), :data:`SERVICE` or :data:`INVALID` (not an absolute http(s) URL)."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return INVALID
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return INVALID
-    if classify_link(start, url) is LinkClass.OUTWARD:
+    if is_offsite(start, url):
         return OFFSITE
     if rules.service_reason(url, start.domain, article_shaped=is_article_shaped(url),
                             own_host=start.host):

@@ -4,7 +4,9 @@ Every link of a page gets one :class:`LinkClass` relative to the page's StartURL
 ``http://A.B.C/.../D`` (B.C = registered domain from the Public Suffix List):
 
 ==========  ===========================================================================
-OUTWARD     registered domain differs                                  → dropped
+OUTWARD     registered domain differs, or another port (an explicit    → dropped
+            port other than the StartURL's; 80 for http and 443 for
+            https are the same as none)
 CROSSWISE   same registered domain, other host; or same host, another  → one entry
             branch of the path tree                                      ``http(s)://host/``
 UPWARD      the link is a directory page above the StartURL's directory → dropped
@@ -293,6 +295,8 @@ class StartURL:
     host: str
     domain: str
     directory: str
+    #: The explicit port, None for none or the scheme's default (:func:`effective_port`).
+    port: int | None = None
 
     @classmethod
     def parse(cls, url: str) -> "StartURL":
@@ -301,14 +305,41 @@ class StartURL:
         host = (parts.hostname or "").lower()
         if not host:
             raise ValueError(f"StartURL has no host: {url!r}")
-        return cls(url, parts.scheme or "http", host, registered_domain(host), directory_of(url))
+        return cls(url, parts.scheme or "http", host, registered_domain(host), directory_of(url),
+                   effective_port(url))
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def effective_port(url: str) -> int | None:
+    """The explicit port of ``url``, None when it has none or names its scheme's default (80
+    for http, 443 for https); -1 for a port that is no number in 0-65535.
+
+    >>> effective_port("https://a.example:443/x"), effective_port("http://a.example:8080/")
+    (None, 8080)
+    """
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return -1
+    if port is None or port == _DEFAULT_PORTS.get(parts.scheme.lower()):
+        return None
+    return port
 
 
 def classify_link(start: StartURL, url: str, *, tag: str = "a") -> LinkClass:
-    """Return the class of one absolute link relative to ``start`` (seed 004 §2)."""
+    """Return the class of one absolute link relative to ``start`` (seed 004 §2).
+
+    A link on another port than ``start``'s (:func:`effective_port`) is OUTWARD, whatever its
+    host: a page (or a feed) must not make the crawl probe the other ports of a host.
+    """
     if tag == "frame":
         return LinkClass.FRAME
     host = (urlsplit(url).hostname or "").lower()
+    if effective_port(url) != start.port:
+        return LinkClass.OUTWARD
     if host != start.host:
         if registered_domain(host) != start.domain:
             return LinkClass.OUTWARD
@@ -458,7 +489,8 @@ def classify_page(start_url: str, raw_links: Sequence[RawLink], *, min_group: in
             # A frame is part of the page when it is served from the site itself; ad and tag
             # manager frames from other registered domains are not fetched.
             frame_domain = registered_domain((urlsplit(url).hostname or "").lower())
-            link.role = NODE if frame_domain == start.domain else DROPPED
+            on_site = frame_domain == start.domain and effective_port(url) == start.port
+            link.role = NODE if on_site else DROPPED
             continue
         if cls in (LinkClass.OUTWARD, LinkClass.UPWARD):
             continue
