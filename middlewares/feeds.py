@@ -239,15 +239,12 @@ class FeedSourcesMiddleware:
         links, requests, all_fps = [], [], set()
         for entry in entries:
             fp = self.page_fp(entry.url)
-            if getattr(entry, "is_sitemap", False):
-                if feedlinks.is_offsite(start, entry.url):
-                    self._inc(feedlinks.OFFSITE)  # a child sitemap of another site or port
-                    continue
-                request = self._source_request(response, item, spider, entry.url,
-                                               feedlinks.SITEMAP, "index")
-                self._inc("children")
-                if request is not None:
-                    requests.append(request)
+            if getattr(entry, "is_sitemap", False):  # a child sitemap: on this site (and port) only
+                offsite = feedlinks.is_offsite(start, entry.url)
+                self._inc(feedlinks.OFFSITE if offsite else "children")
+                request = None if offsite else self._source_request(
+                    response, item, spider, entry.url, feedlinks.SITEMAP, "index")
+                requests += [request] if request is not None else []
                 continue
             all_fps.add(fp)
             verdict = feedlinks.entry_verdict(start, entry.url, rules=self.rules)
