@@ -12,7 +12,9 @@ registered domain (``zeit.de``, field ``site``) or a host name (``www.zeit.de``,
 * ``jsonl`` (default; to stdout unless ``-o``): one article per line with every stored field
   (``_id`` left out), datetimes in ISO 8601 UTC;
 * ``csv``: the columns :data:`COLUMNS` (lists and objects as JSON text) and ``extra``, a JSON
-  object of any other field, so no field is lost;
+  object of any other field, so no field is lost; a text cell that starts with ``=``, ``+``,
+  ``-``, ``@``, a tab or a carriage return gets a ``'`` in front (:func:`csv_safe`), so a
+  spreadsheet does not run it as a formula (OWASP "CSV Injection");
 * ``parquet``: the same columns (datetimes as UTC timestamps, numbers as numbers), written in
   row groups of ``--batch`` rows; needs pyarrow (optional: ``pip install pyarrow==26.0.1``,
   about 170 MB installed, so not a default requirement).
@@ -117,14 +119,33 @@ def write_jsonl(rows: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
     return n
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: Any) -> Any:
+    """``value`` with a ``'`` in front when it is a string starting with one of
+    :data:`FORMULA_STARTS`, so a spreadsheet shows it as text instead of running it (OWASP
+    "CSV Injection"); anything else unchanged. CSV only: JSON lines and Parquet keep the text.
+
+    >>> csv_safe("=1+2"), csv_safe("-1 Grad"), csv_safe("Wetter"), csv_safe(-1)
+    ("'=1+2", "'-1 Grad", 'Wetter', -1)
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def write_csv(rows: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
-    """Write a header and one row per record (:func:`flat_row`); return the rows written."""
+    """Write a header and one row per record (:func:`flat_row`, text cells through
+    :func:`csv_safe`); return the rows written."""
     writer = csv.DictWriter(out, fieldnames=list(COLUMNS))
     writer.writeheader()
     n = 0
     for row in rows:
         flat = flat_row(row)
-        writer.writerow({k: to_jsonable(v) if isinstance(v, dt.datetime) else v for k, v in flat.items()})
+        writer.writerow({k: csv_safe(to_jsonable(v) if isinstance(v, dt.datetime) else v)
+                         for k, v in flat.items()})
         n += 1
     return n
 

@@ -251,3 +251,20 @@ def test_without_a_data_folder_the_checkouts_store_is_read(tmp_path, monkeypatch
     monkeypatch.delenv("NEWSCRAWL_DATA_DIR")
     (elsewhere / "data" / "db").mkdir(parents=True)  # ./data of the working directory comes first
     assert check_data_dir(None, checkout=checkout) == elsewhere / "data"
+
+
+def test_csv_cells_that_start_a_formula_are_quoted_jsonl_kept():
+    """OWASP "CSV Injection": a text cell starting with = + - @ tab or CR gets a ' in CSV only."""
+    from newscrawl.export import write_csv, write_jsonl
+    titles = ['=HYPERLINK("http://evil.example/","x")', "+1 Tor", "-5 Grad", "@sum(A1)", "\tTab",
+              "\rCR", "Wetter heute"]
+    docs = [{"record": "article", "fp": str(n), "url": f"http://a.example/{n}", "title": t,
+             "weight": -1.5} for n, t in enumerate(titles)]
+    out = io.StringIO()
+    assert write_csv(docs, out) == len(docs)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [r["title"] for r in rows] == ["'" + t for t in titles[:-1]] + ["Wetter heute"]
+    assert {r["weight"] for r in rows} == {"-1.5"}  # numbers are no formula: kept
+    lines = io.StringIO()
+    write_jsonl(docs, lines)
+    assert [json.loads(line)["title"] for line in lines.getvalue().splitlines()] == titles
