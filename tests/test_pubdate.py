@@ -83,11 +83,34 @@ def test_candidates_long_before_the_first_link_are_rejected():
     assert [c.source for c in res.rejected] == ["og"]
 
 
-def test_sitemap_date_wins_and_a_later_markup_date_is_an_update():
-    tree = _tree('<meta property="article:published_time" content="2024-09-29T10:00:00Z">')
+@pytest.mark.parametrize("markup, source", [
+    ('<meta property="article:published_time" content="2024-09-29T10:03:00Z">', "og"),
+    ('<script type="application/ld+json">{"@type": "NewsArticle", '
+     '"datePublished": "2024-09-29T10:03:00Z"}</script>', "jsonld"),
+    ('<span itemprop="datePublished" content="2024-09-29T10:03:00Z"></span>', "microdata"),
+])
+def test_page_markup_wins_over_the_sitemap_date(markup, source):
+    # The page's own published markup is the publisher's statement about this page; a news
+    # sitemap, often generated from a lagging CMS field, stays a candidate below it.
+    res = resolve_dates(_tree(markup), "https://example.com/a",
+                        sitemap_date="2024-09-29T09:00:00+00:00", extensive=False)
+    assert res.source == source and res.published == datetime(2024, 9, 29, 10, 3, tzinfo=UTC)
+    assert "sitemap" in {c.source for c in res.candidates}
+
+
+def test_sitemap_date_wins_without_page_markup_and_over_the_feed():
+    tree = _tree('<meta name="dc.date.issued" content="2024-09-29T11:00:00Z">')
     res = resolve_dates(tree, "https://example.com/a", sitemap_date="2024-09-29T09:58:00+00:00",
-                        extensive=False)
+                        feed_date="Sun, 29 Sep 2024 12:00:00 GMT", extensive=False)
     assert res.source == "sitemap" and res.published == datetime(2024, 9, 29, 9, 58, tzinfo=UTC)
+    # the feed date stays below the page's markup
+    tree = _tree('<meta property="article:published_time" content="2024-09-29T10:03:00Z">')
+    res = resolve_dates(tree, "https://example.com/a", feed_date="Sun, 29 Sep 2024 09:00:00 GMT",
+                        extensive=False)
+    assert res.source == "og" and res.published == datetime(2024, 9, 29, 10, 3, tzinfo=UTC)
+
+
+def test_a_later_markup_date_is_an_update():
     # the URL says 2017-07-12; the markup's 2019 date is a later update, not the publication
     tree = _tree('<meta property="article:published_time" content="2019-06-17T16:28:00Z">')
     res = resolve_dates(tree, "https://example.com/2017/07/12/post/", extensive=False)
