@@ -11,7 +11,8 @@
   command (:mod:`newscrawl.commands.crawl`) makes the process exit status.
 * While it runs, a filter on the log handlers keeps expected network failures (what Scrapy
   retries: ``RETRY_EXCEPTIONS``, e.g. a name that does not resolve) to one line each instead of a
-  traceback, logs only the first 20 "Ignoring response <404 …>" lines (the summary counts every
+  traceback (one ERROR line per failed request: Scrapy's "Gave up retrying" is at DEBUG,
+  ``RETRY_GIVE_UP_LOG_LEVEL`` in :mod:`newscrawl.settings`; a failed robots.txt says so), logs only the first 20 "Ignoring response <404 …>" lines (the summary counts every
   error status), and removes credentials from every URL in a log line
   (:func:`newscrawl.algorithms.urls.redact_credentials`).
 
@@ -48,6 +49,9 @@ class LogHygieneFilter(logging.Filter):
 
     #: Logger of Scrapy's ``HttpErrorMiddleware`` (its INFO line per ignored answer).
     HTTPERROR_LOGGER = "scrapy.spidermiddlewares.httperror"
+    #: Logger and message of Scrapy's ``RobotsTxtMiddleware`` when robots.txt cannot be fetched.
+    ROBOTSTXT_LOGGER = "scrapy.downloadermiddlewares.robotstxt"
+    ROBOTSTXT_ERROR = "Error downloading %(request)s: %(f_exception)s"
 
     def __init__(self, network_errors: tuple[type[BaseException], ...], ignored_lines: int = 20) -> None:
         super().__init__()
@@ -79,6 +83,9 @@ class LogHygieneFilter(logging.Filter):
         if record.name == self.HTTPERROR_LOGGER and record.levelno == logging.INFO \
                 and not self._ignored_response(record):
             return False
+        if record.name == self.ROBOTSTXT_LOGGER and record.msg == self.ROBOTSTXT_ERROR:
+            # Scrapy names the page request that asked for robots.txt: say what failed.
+            record.msg = "Error downloading robots.txt for %(request)s: %(f_exception)s"
         exc = record.exc_info[1] if record.exc_info else None
         try:
             message = record.getMessage()

@@ -28,6 +28,9 @@ DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
 # Redirects: a loop ends at the duplicate filter (dupefilter/filtered), longer chains here.
 REDIRECT_MAX_TIMES = 10
 RETRY_TIMES = 2
+# A request that fails for good is logged once at ERROR: by the scraper ("Error downloading …")
+# or, for robots.txt, by the robots middleware; Scrapy's "Gave up retrying" line said it again.
+RETRY_GIVE_UP_LOG_LEVEL = "DEBUG"
 
 # Breadth-first within equal priority; the spider sets priorities per strategy.
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"

@@ -108,6 +108,21 @@ def test_the_readme_command_without_network_fails_with_one_line(tmp_path):
     assert "open it:" not in proc.stdout  # no "where the results are" after a failed run
 
 
+def test_an_unreachable_entry_is_one_error_line_per_failed_request(tmp_path):
+    """An entry nobody answers (a closed loopback port: connection refused, retried): its
+    robots.txt and its page failed, so two ERROR lines (and the summary), no "Gave up retrying"
+    said again at ERROR, no traceback."""
+    url = f"http://127.0.0.1:{_free_port()}/"
+    proc = crawl(["-a", f"start_urls={url}"], tmp_path / "data", settings=LOOPBACK, status=1)
+    errors = [line for line in proc.stderr.splitlines() if "] ERROR: " in line
+              and "[extensions.outcome]" not in line]  # the summary block
+    assert len(errors) == 2, "\n".join(errors)
+    assert f"Error downloading robots.txt for <GET {url}>" in errors[0]
+    assert f"Error downloading <GET {url}>" in errors[1]
+    assert "Gave up retrying" not in "\n".join(errors) and "Traceback" not in proc.stderr
+    assert stats_of(proc.stderr)["retry/max_reached"] == "2"  # both were retried
+
+
 def test_an_unreachable_store_keeps_the_items_and_fails_the_run(tmp_path):
     uri = f"mongodb://bob:Mongo-pw-42@127.0.0.1:{_free_port()}/"
     with served(SITE) as base:

@@ -99,6 +99,15 @@ def test_network_failures_are_one_line_and_credentials_never_reach_the_log():
     assert other.exc_info is not None and other.getMessage() == "boom x"  # bugs keep their traceback
 
 
+def test_a_failed_robots_txt_is_named_in_its_one_line():
+    hygiene = LogHygieneFilter((CannotResolveHostError,))
+    record = logging.LogRecord(LogHygieneFilter.ROBOTSTXT_LOGGER, logging.ERROR, __file__, 1,
+                               "Error downloading %(request)s: %(f_exception)s",
+                               ({"request": "<GET http://a.invalid/x>", "f_exception": "DNS"},), None)
+    assert hygiene.filter(record) and hygiene.filter(record)  # two handlers
+    assert record.getMessage() == "Error downloading robots.txt for <GET http://a.invalid/x>: DNS"
+
+
 def test_a_run_whose_every_request_was_refused_by_the_destination_policy_fails():
     outcome = run_outcome({"newscrawl/seeds/requested": 1, "newscrawl/destination/loopback": 2})
     assert outcome.status == 1 and "2 request(s) refused by the destination policy" in outcome.why
