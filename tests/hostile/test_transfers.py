@@ -55,13 +55,13 @@ def test_slowloris_times_out_and_is_counted(hostile):
     assert hostile.article("slowloris") is None
     assert hostile.stat("downloader/exception_type_count/"
                         "scrapy.exceptions.DownloadTimeoutError") >= 1
-    assert hostile.log_lines(r"ERROR: Gave up retrying <GET .*/slowloris/")
+    assert hostile.log_lines(r"ERROR: Error downloading <GET .*/slowloris/")
 
 
 def test_reset_and_short_body_are_data_loss_errors(hostile):
     for name in ("reset-mid-body", "short-body"):
         assert hostile.article(name) is None
-        assert hostile.log_lines(rf"ERROR: Gave up retrying <GET .*/{name}/")
+        assert hostile.log_lines(rf"ERROR: Error downloading <GET .*/{name}/")
     assert hostile.stat("downloader/exception_type_count/"
                         "scrapy.exceptions.ResponseDataLossError") >= 2
 
