@@ -39,9 +39,9 @@ from typing import IO, Any
 
 from newscrawl import defaults
 from newscrawl.algorithms.urls import registered_domain
-from newscrawl.readstore import NoStore, reading_store
+from newscrawl.readstore import READ_ERRORS, read_failure, reading_store
 from newscrawl.report import parse_time
-from newscrawl.store import NewsStore, StoreError
+from newscrawl.store import NewsStore
 
 #: Columns of the csv and parquet formats, in order, with their parquet types.
 COLUMN_TYPES: dict[str, str] = {
@@ -249,12 +249,8 @@ def main(argv: list[str] | None = None, *, prog: str = "newscrawl export") -> in
     except BrokenPipeError:  # `newscrawl export | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except NoStore as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
-    except (StoreError, RuntimeError, ValueError, TimeoutError) as exc:
-        print(f"{prog}: cannot read the store: {exc}", file=sys.stderr)
-        return 1
+    except READ_ERRORS as exc:
+        return read_failure(prog, exc)
     except OSError as exc:
         print(f"{prog}: cannot write {args.output}: {exc}", file=sys.stderr)
         return 1

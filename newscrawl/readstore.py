@@ -21,11 +21,25 @@ from newscrawl.embedded import resolve_data_dir
 from newscrawl.embedded.folder import DataFolder
 from newscrawl.embedded.server import EmbeddedMongo
 from newscrawl.embedded.uri import DATA_DIR_ENV_VAR, URI_ENV_VARS
-from newscrawl.store import NewsStore
+from newscrawl.store import NewsStore, StoreError
 
 
 class NoStore(Exception):
     """There is no store to read: the data folder does not exist or holds no store."""
+
+
+#: What reading a store can raise: no store, or a store that cannot be read.
+READ_ERRORS = (NoStore, StoreError, RuntimeError, ValueError, TimeoutError)
+
+
+def read_failure(prog: str, exc: BaseException) -> int:
+    """Print one line for ``exc`` (one of :data:`READ_ERRORS`) on stderr and return the exit
+    status: 2 when there is no store (:class:`NoStore`), 1 when it could not be read."""
+    if isinstance(exc, NoStore):
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    print(f"{prog}: cannot read the store: {exc}", file=sys.stderr)
+    return 1
 
 
 def configured_uri(uri: str | None) -> str:

@@ -25,8 +25,8 @@ from rich.table import Table
 
 from newscrawl import defaults
 from newscrawl.algorithms.analytics import Report, ReportBuilder, as_utc, format_seconds
-from newscrawl.readstore import NoStore, reading_store
-from newscrawl.store import NewsStore, StoreError
+from newscrawl.readstore import READ_ERRORS, read_failure, reading_store
+from newscrawl.store import NewsStore
 
 #: Article fields the report reads (a projection: bodies are never transferred).
 REPORT_FIELDS = ("site", "first_seen", "published", "weight", "title", "url", "fp", "story_id",
@@ -160,12 +160,8 @@ def main(argv: list[str] | None = None, *, prog: str = "newscrawl report") -> in
             rows = site_summary(store)
             report = build_report(store, now=args.now, days=args.days, top=args.top)
             discovered = store.discovered_sources()
-    except NoStore as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
-    except (StoreError, RuntimeError, ValueError, TimeoutError) as exc:
-        print(f"{prog}: cannot read the store: {exc}", file=sys.stderr)
-        return 1
+    except READ_ERRORS as exc:
+        return read_failure(prog, exc)
     render_terminal(console, f"newscrawl: {where}", rows, report, discovered)  # rich ends a broken pipe quietly
     if args.html:
         from newscrawl.report_html import write_html
