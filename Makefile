@@ -8,15 +8,19 @@
 #                    test file per process at a time); TEST_WORKERS=0 runs them in this process
 #   make bench       every benchmark at its quick size, each target met / NOT met
 #                    (BENCH_ARGS="--only recrawl,revisit_sim" or "--full")
+#   make demo        3 loopback news sites (tests/livesite.py) watched for DEMO_SECONDS (default 60)
+#                    into NEWSCRAWL_DATA_DIR (default ./data-demo), then the report (bin/demo)
 #   make typecheck   mypy over the production packages (strict for newscrawl/algorithms; mypy.ini)
 PYTHON ?= python3.11
 VENV := .venv
 REPLAY_VENV := .venv-replay
 SHARED ?= ../shared
 TEST_WORKERS ?= 2
+DEMO_SECONDS ?= 60
+DEMO_DATA_DIR := $(or $(NEWSCRAWL_DATA_DIR),$(CURDIR)/data-demo)
 export NEWSCRAWL_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: crawl test bench typecheck setup setup-replay clean
+.PHONY: crawl demo test bench typecheck setup setup-replay clean
 
 $(VENV)/.installed: requirements.txt requirements-test.txt setup.py
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=python3)"; exit 1; }
@@ -41,6 +45,9 @@ crawl: $(VENV)/.installed $(if $(REPLAY),$(REPLAY_VENV)/.installed)
 	  REPLAY=$(REPLAY) bin/crawl $(if $(START_URLS),-a start_urls=$(START_URLS)) \
 	  $(if $(SEEDS),-a seeds=$(SEEDS)) $(if $(DEPTH),-a depth=$(DEPTH)) \
 	  $(if $(STRATEGY),-a strategy=$(STRATEGY)) $(ARGS)
+
+demo: $(VENV)/.installed
+	VENV=$(VENV) $(VENV)/bin/python bin/demo --seconds $(DEMO_SECONDS) --data-dir $(DEMO_DATA_DIR)
 
 test: $(VENV)/.installed $(REPLAY_VENV)/.installed
 	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)

@@ -35,7 +35,8 @@ compressed day), ``amplitude`` (0..1), ``index_size``, ``initial`` (articles per
 published at start), ``correct_share`` (0..1), ``correct_after`` (seconds), ``no_validators``,
 ``no_head`` (a host or empty), ``seed``, ``article_delay`` (seconds each article answer is held
 back: a window in which article requests are in flight, for crash tests; default 0), ``feeds``
-(bool, default false), ``feed_size``, ``sitemap_size``.
+(bool, default false), ``feed_size``, ``sitemap_size``,
+``port`` (the same port on every host; default 0: a free port each).
 """
 
 from __future__ import annotations
@@ -267,7 +268,8 @@ def main() -> None:
     log = open(out / "requests.jsonl", "a")
     urls = {}
     for host in cfg["hosts"]:
-        port = reactor.listenTCP(0, server.Site(Site(host, cfg, articles, log)), interface=host)
+        port = reactor.listenTCP(int(cfg.get("port", 0)), server.Site(Site(host, cfg, articles, log)),
+                                 interface=host)
         urls[host] = f"http://{host}:{port.getHost().port}/"
     print(json.dumps({"hosts": urls, "start": start}), flush=True)
     reactor.run()
