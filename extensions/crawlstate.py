@@ -49,7 +49,7 @@ from extensions.store import StoreExtension, wait_for
 from newscrawl import defaults
 from newscrawl.algorithms.pagerank import pagerank
 from newscrawl.algorithms.revisitplan import RevisitConfig
-from newscrawl.components import settings_kwargs
+from newscrawl.components import settings_kwargs, watch_bounds
 from newscrawl.crawlstate import RunState, parse_budget, parse_now, parse_rate
 from newscrawl.store import NewsStore, StoreError
 from spiders.requests import due_article_requests
@@ -113,7 +113,7 @@ class CrawlStateExtension:
         rate = getattr(spider, "rate", None) or s.get("NEWSCRAWL_WATCH_RATE")  # requests/hour
         cfg = RevisitConfig(**settings_kwargs(
             s, "NEWSCRAWL_REVISIT_", "min_interval", "max_interval", "miss_interval", "history",
-            "channel_prior", "channel_rate"))
+            "channel_prior", "channel_rate"), **watch_bounds(s, spider))
         state = RunState(cfg, now=parse_now(now), budget=parse_budget(budget),
                          strikes=s.getint("NEWSCRAWL_HEADPROBE_STRIKES"),
                          mode=str(s.get("NEWSCRAWL_UPDATE_MODE")).lower(), rate=parse_rate(rate))

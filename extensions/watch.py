@@ -1,22 +1,21 @@
 """Extension of monitoring mode: ``scrapy crawl news -a watch=1`` keeps running after the first
-sweep (DESIGN §7).
+sweep (DESIGN §7; docs/monitoring.md).
 
 Spider arguments (over the settings): ``watch`` (``NEWSCRAWL_WATCH_ENABLED``), ``for`` — stop
-after ``90s``, ``10m``, ``1h`` (``NEWSCRAWL_WATCH_FOR``; none: until SIGINT / SIGTERM, Scrapy's
-graceful shutdown; the crawl state and the store are flushed as at the end of any run) — and
-``rate`` — requests per hour for the whole crawl (``NEWSCRAWL_WATCH_RATE``; a share per site).
+after ``90s``, ``10m``, ``1h`` (``NEWSCRAWL_WATCH_FOR``; none: until SIGINT / SIGTERM) — and
+``rate`` — requests per hour for the whole crawl (``NEWSCRAWL_WATCH_RATE``; without it
+``NEWSCRAWL_WATCH_SITE_RATE`` per site: :meth:`newscrawl.crawlstate.RunState.start_watch`).
 
 Without busy-waiting: every known page sits in a due-time heap (:class:`newscrawl.algorithms.
 watch.DueQueue`), entered again after each visit (``RunState.listeners``). One timer wakes at
 the earliest due time and hands what is due to the engine while the downloader has room and the
-page's site a token of the rate, least-served sites first (:class:`~newscrawl.algorithms.watch.
-ReadyPages`). Channel pages come back when the channel scheduler says (its visit budget: the
-rate minus the article fetches of the last minutes), new article links are fetched at once by
-the spider (put back here when the rate had no token), known articles on their correction-decay
-schedule. ``spider_idle`` raises ``DontCloseSpider`` while watching. The crawl state is written
-every ``NEWSCRAWL_REVISIT_FLUSH_INTERVAL`` seconds (:class:`extensions.crawlstate.
-CrawlStateExtension`): a restart of the same command goes on. With ``REDIS_URL`` workers share
-one schedule (:mod:`extensions.watchshare`). Status line: :mod:`extensions.watchlog`. Stats:
+page's site a token of the rate, by class (:func:`~newscrawl.algorithms.watch.due_rank`: news,
+sources, backlog, re-checks), least-served sites first (:class:`~newscrawl.algorithms.watch.
+ReadyPages`). Sources come back when the channel scheduler says (its budget: the rate minus the
+news and re-check fetches of the last minutes; backlog takes only what is left); new article
+links come here from the revisit middleware (:meth:`~newscrawl.crawlstate.RunState.found`).
+``spider_idle`` raises ``DontCloseSpider`` while watching. ``REDIS_URL``: workers share one
+schedule (:mod:`extensions.watchshare`). Status line: :mod:`extensions.watchlog`. Stats:
 ``newscrawl/watch/<fed|dropped_again|released_stale|channel_budget>`` and the status line's.
 """
 
@@ -37,7 +36,8 @@ from extensions.watchshare import WatchShare
 from newscrawl import defaults, meta
 from newscrawl.components import settings_kwargs
 from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, replan_channels
-from newscrawl.algorithms.watch import (DueQueue, ReadyPages, channel_budget, due_rank,
+from newscrawl.algorithms.urls import host_of, registered_domain
+from newscrawl.algorithms.watch import (SOURCE, DueQueue, ReadyPages, channel_budget, due_rank,
                                         parse_duration, sleep_seconds, watching)
 from newscrawl.crawlstate import RunState
 from spiders.requests import in_scope, watch_request
@@ -62,33 +62,31 @@ class WatchExtension:
             between the status lines; stale_after: seconds after which a page requested but
             never visited may be requested again; backlog: most requests waiting in Scrapy's
             scheduler before feeding pauses; share: this worker's side of the schedule shared
-            over Redis (None: one process).
+            over Redis (None: one process); site_rate: requests/hour per site without a rate;
+            burst: seconds of the rate saved up at most.
     """
 
     def __init__(self, crawler: Any, *, duration: float | None = None,
                  log_interval: float = defaults.NEWSCRAWL_WATCH_LOG_INTERVAL,
                  stale_after: float = defaults.NEWSCRAWL_WATCH_STALE_AFTER,
-                 backlog: int = 16, share: WatchShare | None = None) -> None:
-        self.crawler = crawler
-        self.stats = crawler.stats
-        self.duration = duration
-        self.stale_after = max(1.0, stale_after)
-        self.backlog = max(1, backlog)
-        self.share = share
+                 backlog: int = 16, share: WatchShare | None = None,
+                 site_rate: float = defaults.NEWSCRAWL_WATCH_SITE_RATE,
+                 burst: float = defaults.NEWSCRAWL_WATCH_BURST) -> None:
+        self.crawler, self.stats, self.duration, self.share = crawler, crawler.stats, duration, share
+        self.stale_after, self.backlog = max(1.0, stale_after), max(1, backlog)
+        self.site_rate, self.burst = max(float(site_rate), 0.0), max(float(burst), 0.0)
+        self.default_rate = False  # the request rate is the politeness default (no -a rate)
         self.log = WatchLog(crawler.stats, interval=log_interval)
-        self.queue = DueQueue()
-        self.ready = ReadyPages()
+        self.queue, self.ready = DueQueue(), ReadyPages()
         self.inflight: dict[str, float] = {}
         self.state: RunState | None = None
         self.spider: Any = None
         self.deadline: float | None = None
-        self.closing = False
+        self.closing = self._filled = False
         self._call: Any = None
-        self._wake_time: float | None = None
-        self._filled = False
-        self._replanned = -float("inf")
-        self._started: float | None = None
-        self._article_visits: deque[float] = deque()
+        self._wake_time: float | None = None  # when the timer fires (run clock)
+        self._replanned, self._started = -float("inf"), None  # type: float, float | None
+        self._article_visits: deque[float] = deque()  # news and re-check fetches (not backlog)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> WatchExtension:
@@ -102,7 +100,8 @@ class WatchExtension:
         until = getattr(spider, "for", None)
         duration = parse_duration(until if until not in (None, "") else s.get("NEWSCRAWL_WATCH_FOR"))
         ext = cls(crawler, duration=duration, backlog=s.getint("CONCURRENT_REQUESTS"), share=share,
-                  **settings_kwargs(s, "NEWSCRAWL_WATCH_", "log_interval", "stale_after"))
+                  **settings_kwargs(s, "NEWSCRAWL_WATCH_", "log_interval", "stale_after",
+                                    "site_rate", "burst"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
@@ -122,13 +121,15 @@ class WatchExtension:
         self._started = state.now()
         if self.share is not None and not self.share.start(state, self.queue, self._wake_in):
             self.share = None
+        entries = getattr(spider, "entry_urls", None) or getattr(spider, "start_urls", None) or ()
+        self.default_rate = state.start_watch({registered_domain(host_of(str(u))) for u in entries},
+                                              self.site_rate, self.burst, dispatch=self.share is None)
         if self.duration:
             self.deadline = state.now() + self.duration
         self.log.start(state)
         logger.info("Watching: %s%s", f"for {self.duration:.0f} s" if self.duration
                     else "until stopped (Ctrl-C / SIGTERM)",
                     f", at most {state.rate.rate * 3600:.0f} requests/hour" if state.rate else "")
-        self._wake_in(1.0)
 
     def spider_idle(self, spider: Any) -> None:
         """Keep the spider open while watching (the heap's timer feeds it)."""
@@ -162,8 +163,8 @@ class WatchExtension:
         if visited:
             state.scheduled.discard(fp)  # visited: it may be requested again when due
             self.log.visited(record, state.now())
-            if record.get("role") not in CHANNEL_ROLES:
-                self._article_visits.append(state.now())
+            if record.get("role") not in CHANNEL_ROLES and record.get("found") != "backlog":
+                self._article_visits.append(state.now())  # news and re-checks: not backlog
         if self.share:  # a visit published, or a claim handed back
             self.share.changed(fp, record, visited, state.now())
         due = record.get("due")
@@ -228,7 +229,7 @@ class WatchExtension:
         if replan_channels(state.records.values(), state.scheduler, now):
             for fp, record in state.records.items():
                 if record.get("role") in CHANNEL_ROLES and fp not in state.scheduled:
-                    self.queue.push(fp, record["due"], rank=1)
+                    self.queue.push(fp, record["due"], rank=SOURCE)
 
     def _sleep(self, now: float, backlog: bool) -> float:
         rate = self.state.rate if self.state is not None else None

@@ -143,9 +143,7 @@ class WatchShare:
             live = sorted({*live, self.me})
         if state.rate is not None and self.rate_per_hour:
             share = rate_share(self.rate_per_hour, len(live))
-            state.rate.rate = share / 3600.0
-            state.rate.burst = max(1.0, share / 60.0)
-            state.rate.tokens = min(state.rate.tokens, state.rate.burst)
+            state.rate.set_rate(share)
         if not state.loaded:  # the crawl state is still loading: hand over nothing yet
             self.live = live
             return

@@ -22,10 +22,8 @@ and the revisit middleware (:mod:`middlewares.revisit`), and does three things:
   on-site entries the crawl did not know (so of two sources listing the same articles, the one
   visited first gets the credit and the other is visited less); ``new_entries`` counts the
   entries it did not list at its last visit (record field ``feed_entries``).
-* **Sources.** Every article request (from a feed, a sitemap or a channel page) records its
-  source in the article's crawl-state record (``sources: [{kind, url, seen_at}]``, no
-  duplicates, :meth:`newscrawl.crawlstate.RunState.add_source`); the revisit middleware then
-  lets one request per page fingerprint through, whichever source saw it first.
+* **Sources.** Every article request records its source (feed, sitemap, channel page) in the
+  article's record (``sources: [{kind, url, seen_at}]``, :meth:`~newscrawl.crawlstate.RunState.add_source`).
 
 Settings: ``NEWSCRAWL_FEEDS_ENABLED`` (off: not configured, feeds are skipped as non-HTML),
 ``NEWSCRAWL_FEEDS_WEIGHT``, ``NEWSCRAWL_FEEDS_MAX_ENTRIES``, ``NEWSCRAWL_FEEDS_MAX_PER_SITE``,
@@ -51,6 +49,7 @@ from newscrawl.algorithms import feedlinks
 from newscrawl.algorithms.feeds import discover_feeds, sitemaps_from_robots
 from newscrawl.algorithms.frontier import request_priority
 from newscrawl.algorithms.linkclass import StartURL
+from newscrawl.algorithms.listing import entry_time
 from newscrawl.algorithms.linkrules import load_rules
 from newscrawl.algorithms.revisitplan import SEED_PRIORITY
 from newscrawl.algorithms.urls import host_of, registered_domain
@@ -255,7 +254,8 @@ class FeedSourcesMiddleware:
             links.append({"source_url": response.url, "source_fp": item.get("fp") or source_fp,
                           "target_url": entry.url, "target_fp": fp, "link_class": kind,
                           "role": "content", "tag": kind, "features": {}, "site": site,
-                          "anchor_text": request.meta[meta.FEED_ENTRY]["title"] or ""})
+                          "anchor_text": request.meta[meta.FEED_ENTRY]["title"] or "",
+                          "published": entry_time(entry)})
             requests.append(request)
         before = self._previous_entries(source_fp)
         new = all_fps - before

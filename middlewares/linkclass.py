@@ -182,6 +182,7 @@ class LinkClassificationMiddleware:
                 "features": link.features,
                 "anchor_text": link.text,
                 "site": site,
+                "published": link.published,
             })
         for cls_name, count in counts.items():
             self._inc(cls_name, count)

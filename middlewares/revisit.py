@@ -1,44 +1,39 @@
 """Spider middleware of incremental re-crawls: what changed, what is new, what is due.
 
-It sits between the spider (and :class:`middlewares.linkclass.LinkClassificationMiddleware`,
-whose output it sees) and the engine, and works on the run's in-memory crawl state
-(:class:`newscrawl.crawlstate.RunState`, handed over by
-:class:`extensions.crawlstate.CrawlStateExtension`, which loads it at spider open and writes it
-back) — never a database call here.
+Between the spider (and :class:`middlewares.linkclass.LinkClassificationMiddleware`, whose
+output it sees) and the engine, on the run's in-memory crawl state
+(:class:`newscrawl.crawlstate.RunState` of :class:`extensions.crawlstate.CrawlStateExtension`) —
+never a database call here.
 
 For every page item (``NodeItem``/``ArticleItem``) it computes the content fingerprint
-(:func:`~newscrawl.algorithms.changedetect.text_fingerprint` of an article's extracted title and
-text; :func:`~newscrawl.algorithms.changedetect.links_fingerprint` of the set of article and
-channel links of a channel page, so ads, clocks and tokens are not changes), compares it with
-the fingerprint stored for the page (request meta :data:`newscrawl.meta.REVISIT`), records the
-visit — changed or not, how that was decided (``first``, ``head``, ``conditional``,
-``fingerprint``), the validators of the answer, the new article links of a channel page (of an
-entry page: the channel links it did not list at its last visit, kept in its record's
-``node_links``, so home pages are revisited as often as new channels appear) — and
-tells the host's policy when a HEAD or a conditional GET claimed a change the text does not show.
-An item whose page did not change is not passed on (nothing to store); an article whose text
-changed is marked so the crawl-state pipeline keeps the previous version.
+(:func:`~newscrawl.algorithms.changedetect.text_fingerprint` of an article's title and text;
+:func:`~newscrawl.algorithms.changedetect.links_fingerprint` of a channel page's article and
+channel links, so ads and clocks are not changes), compares it with the stored one (request
+meta :data:`newscrawl.meta.REVISIT`) and records the visit: changed or not and how that was
+decided (``first``, ``head``, ``conditional``, ``fingerprint``), the answer's validators, a
+channel page's new article links (an entry page's: channel links not in its ``node_links``) and,
+on a source's first visit, what its listing says of its rate
+(:func:`newscrawl.algorithms.listing.links_evidence`). A HEAD or conditional GET that claimed a
+change the text does not show is told to the host's policy. An unchanged page's item is not
+passed on; a changed article is marked so the previous version is kept.
 
-For every request the link classification yields it decides: a URL never seen is *new* and goes
-on (with a to-visit record); a known page that is not due is dropped
-(``newscrawl/revisit/not_due``); a due one goes on with its state in meta. With a request budget
-(``-a budget=N``) requests are re-prioritised by the new articles they are expected to bring
-(:func:`spiders.requests.budget_priority`). The requests of re-runs (seeds, due pages) are built
-beside the spider, in :mod:`spiders.requests`.
+For every request: a URL never seen is *new* and goes on with a to-visit record (in monitoring
+mode a new article link goes to the watch dispatcher instead, as news or backlog:
+:meth:`~newscrawl.crawlstate.RunState.found`); a known page not due is dropped; a due one goes
+on with its state in meta. Under a request budget requests are re-prioritised by the new
+articles they are expected to bring (:func:`spiders.requests.budget_priority`).
 
-Stats: ``newscrawl/revisit/<first|failed>``, ``newscrawl/revisit/changed/<how>`` (the GET came
-after a HEAD / conditional GET that said changed, or was a plain fingerprint GET, and the text
-changed), ``newscrawl/revisit/unchanged/<how>`` (``head`` / ``conditional`` are counted by the
-downloader middleware: no body fetched; ``fingerprint``: fetched, same text),
-``newscrawl/revisit/false_change/<head|conditional>`` (a HEAD / conditional GET claimed a change
-the text does not show), ``newscrawl/revisit/<new|not_due|due_linked|already_scheduled>``,
-``newscrawl/revisit/dropped_unchanged_items``; verification GETs (:data:`newscrawl.meta.VERIFY`,
-sent by the HEAD probe for a sample of "unchanged" answers):
-``newscrawl/revisit/<changed|unchanged>/verified``, ``newscrawl/headprobe/verify_match`` (the
-text confirmed "unchanged") and ``newscrawl/headprobe/verify_mismatch`` (it changed while the
-validators said not: logged, and the host's validators are distrusted). Every 200 answer of a
-host until it shows a validator tells the host's policy whether it had one (``ETag`` or valid
-``Last-Modified``): a host that sends none is learned as a ``fingerprint`` host.
+Stats (``newscrawl/revisit/…``): ``first``, ``failed``, ``changed/<how>`` and
+``unchanged/<how>`` (``head`` / ``conditional`` counted by the downloader middleware: no body;
+``fingerprint``: fetched, same text), ``false_change/<head|conditional>`` (a claimed change the
+text does not show), ``new``, ``not_due``, ``due_linked``, ``already_scheduled``,
+``found_news`` / ``found_backlog`` (monitoring: a new article link handed to the watch
+dispatcher), ``dropped_unchanged_items``, ``<changed|unchanged>/verified`` (verification GETs,
+:data:`newscrawl.meta.VERIFY`, sent by the HEAD probe for a sample of "unchanged" answers);
+``newscrawl/headprobe/verify_match`` / ``verify_mismatch`` (the text changed while the validators
+said not: logged, the host's validators distrusted). Every 200 answer of a host until it shows a
+validator (``ETag`` or valid ``Last-Modified``) tells its policy; one that sends none is learned
+as a ``fingerprint`` host.
 
 Scrapy's HTTP cache is refused at start (:func:`newscrawl.settingscheck.check_combinations`).
 """
@@ -66,6 +61,7 @@ from newscrawl.algorithms.changedetect import (
     validator_event,
     verify_outcome,
 )
+from newscrawl.algorithms.listing import links_evidence
 from newscrawl.algorithms.revisit import HOW_FINGERPRINT, HOW_FIRST
 from newscrawl.algorithms.urls import host_of, registered_domain
 from newscrawl.components import require_enabled, require_extension
@@ -82,16 +78,12 @@ _PREFIX = "newscrawl/revisit"
 class RevisitSpiderMiddleware:
     """Thin adapter from Scrapy to :class:`newscrawl.crawlstate.RunState` (module docstring).
 
-    Args:
-        state: the run's crawl state.
-        stats: the crawler's stats collector.
-        page_fp: the page fingerprint (:mod:`newscrawl.fingerprint`).
+    Args: ``state`` the run's crawl state, ``stats`` the crawler's stats collector, ``page_fp``
+    the page fingerprint (:mod:`newscrawl.fingerprint`).
     """
 
     def __init__(self, state: RunState, stats: Any, *, page_fp: PageFingerprint) -> None:
-        self.state = state
-        self.stats = stats
-        self.page_fp = page_fp
+        self.state, self.stats, self.page_fp = state, stats, page_fp
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> RevisitSpiderMiddleware:
@@ -103,9 +95,8 @@ class RevisitSpiderMiddleware:
         return middleware
 
     def item_handed(self, item: Any, **kwargs: Any) -> None:
-        """An item left the pipelines (handed to the store, dropped or failed): the page's
-        record, held back until then, may be written (a visit is never stored before its
-        page's item: :meth:`newscrawl.crawlstate.RunState.drain`)."""
+        """An item left the pipelines (stored, dropped or failed): its page's record may be
+        written (never before its item: :meth:`newscrawl.crawlstate.RunState.drain`)."""
         if ItemAdapter.is_item(item) and ItemAdapter(item).get("fp"):
             self.state.item_handed(ItemAdapter(item)["fp"])
 
@@ -138,14 +129,14 @@ class RevisitSpiderMiddleware:
             self._expanded(response)
 
     def _expanded(self, response) -> None:
-        rv = response.meta.get(meta.REVISIT)
-        if rv and rv.get("fp"):
+        if (rv := response.meta.get(meta.REVISIT)) and rv.get("fp"):
             self.state.expanding.discard(rv["fp"])
 
     def _one(self, response, obj, state: RunState, seen: list[bool]):
         if isinstance(obj, scrapy.Request):
             rv = response.meta.get(meta.REVISIT)
-            return self._request(obj, state, parent=rv.get("fp") if rv else None)
+            return self._request(obj, state, parent=rv.get("fp") if rv else None,
+                                 parent_known=bool(rv and rv.get("known")))
         adapter = ItemAdapter(obj) if ItemAdapter.is_item(obj) else None
         if (adapter is None or adapter.get("kind") not in ("node", "article")
                 or meta.REVISIT not in response.meta):
@@ -167,6 +158,7 @@ class RevisitSpiderMiddleware:
         kind = adapter.get("kind")
         new_links = listed = None
         published = None
+        evidence: tuple[float, float] | None = None
         channels: list[str] | None = None
         if kind == "article":
             fingerprint = text_fingerprint(adapter.get("title"), adapter.get("text"))
@@ -180,6 +172,8 @@ class RevisitSpiderMiddleware:
                        for link in links if link.get("role") == "content"}
             listed = len(content)
             new_links = sum(1 for target in content if not state.is_known(target))
+            if not rv.get("known"):  # a source's first visit: what its listing says of its rate
+                evidence = links_evidence(links, state.now())
             if role == "entry":  # a home page's yield: channel links it did not list before
                 channels = sorted({link.get("target_fp") or self.page_fp(link["target_url"])
                                    for link in links if link.get("role") == "node"})
@@ -219,6 +213,7 @@ class RevisitSpiderMiddleware:
             request=PageContext.from_meta(request_meta).to_record(),
             validators=validators.to_dict(), fingerprint=fingerprint, new_links=new_links,
             listed=listed, published=published, validator=V_FINGERPRINT if known else V_NONE,
+            evidence=evidence,
         )
         state.expanding.add(fp)
         if channels is not None:
@@ -271,7 +266,8 @@ class RevisitSpiderMiddleware:
 
     # -- requests --------------------------------------------------------------------------------
 
-    def _request(self, request: scrapy.Request, state: RunState, parent: str | None = None):
+    def _request(self, request: scrapy.Request, state: RunState, parent: str | None = None,
+                 parent_known: bool = False):
         if meta.REVISIT in request.meta or request.meta.get(meta.ROLE) is None:
             return request  # already prepared (seeds, due pages) or not a page request
         fp = self.page_fp(request.url)
@@ -281,20 +277,24 @@ class RevisitSpiderMiddleware:
         role = request.meta[meta.ROLE]
         if record is not None and record.get("last_visit") is not None:
             if fp in state.scheduled or not state.is_due(fp):
-                self._inc("not_due" if fp not in state.scheduled else "already_scheduled")
-                return None
+                return self._inc("not_due" if fp not in state.scheduled else "already_scheduled")
             request.meta[meta.REVISIT] = state.revisit_meta(fp, request.url)
             state.scheduled.add(fp)
             self._inc("due_linked")
             return budget_priority(request, state, record)
         if fp in state.scheduled:
-            self._inc("already_scheduled")
-            return None
+            return self._inc("already_scheduled")
         host = host_of(request.url)
         ctx = PageContext.from_meta(request.meta)
         state.ensure(fp, request.url, role=role, host=host, site=registered_domain(host),
                      request=ctx.to_record(), weight=ctx.weight)
+        if state.watching and role == "content" and parent is not None:
+            # Monitoring: the watch dispatcher sends it, news before backlog, within the rate.
+            if state.found(fp, news=parent_known, entry=request.meta.get(meta.FEED_ENTRY)):
+                self._inc("found_news" if parent_known else "found_backlog")
+            return None
         state.scheduled.add(fp)
         request.meta[meta.REVISIT] = state.revisit_meta(fp, request.url)
         self._inc("new")
         return budget_priority(request, state, None)
+

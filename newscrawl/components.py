@@ -59,3 +59,26 @@ def require_extension(crawler: Any, cls: type[T]) -> T:
     if extension is None:
         raise NotConfigured(f"needs {cls.__module__}.{cls.__qualname__} in EXTENSIONS")
     return extension
+
+
+def watch_bounds(settings: Any, spider: Any = None) -> dict[str, Any]:
+    """The :class:`~newscrawl.algorithms.revisitplan.RevisitConfig` fields of monitoring mode
+    (``-a watch=1`` / ``NEWSCRAWL_WATCH_ENABLED``): the sources' interval bounds, reference and
+    explore intervals from ``NEWSCRAWL_WATCH_*`` (seconds), and the channel budget as a ceiling.
+    Empty for a batch crawl (and for a ``watch`` value that is not a switch: the watch
+    extension reports that).
+    """
+    from newscrawl.algorithms.watch import is_on  # pure; imported here to keep this module light
+
+    value = getattr(spider, "watch", None)
+    try:
+        on = is_on(value if value not in (None, "") else settings.get("NEWSCRAWL_WATCH_ENABLED"))
+    except ValueError:
+        return {}
+    if not on:
+        return {}
+    return {"source_min_interval": setting(settings, "NEWSCRAWL_WATCH_MIN_INTERVAL"),
+            "source_max_interval": setting(settings, "NEWSCRAWL_WATCH_MAX_INTERVAL"),
+            "reference_interval": setting(settings, "NEWSCRAWL_WATCH_REFERENCE_INTERVAL"),
+            "explore_interval": setting(settings, "NEWSCRAWL_WATCH_EXPLORE_INTERVAL"),
+            "budget_is_cap": True}

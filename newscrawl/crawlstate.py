@@ -285,6 +285,12 @@ class RunState:
         #: feed, may have changed: PageRank is recomputed at the end).
         self.links_changed = False
         self.loaded = False
+        #: Monitoring mode with one process (:class:`extensions.watch.WatchExtension`): new
+        #: article links are handed to its dispatcher (:meth:`found`), which sends news before
+        #: backlog within the request rate, instead of going to Scrapy's scheduler.
+        self.watching = False
+        #: article links found in this run: on a source's first visit (backlog) / on a revisit
+        self.found_counts: dict[str, int] = {"news": 0, "backlog": 0}
         # The durable frontier (see :meth:`drain`): records of pages whose output is still being
         # read (their links not all recorded yet), records whose item has not reached the
         # store's writer yet, and the to-visit records each page discovered that the store
@@ -423,6 +429,42 @@ class RunState:
         for listener in self.listeners:
             listener(fp, new, True)
         return new
+
+    def start_watch(self, sites: set[str], site_rate: float, burst_seconds: float, *,
+                    dispatch: bool) -> bool:
+        """Monitoring mode begins. Without a request rate (``-a rate``) the politeness budget
+        ``site_rate`` requests/hour per site of ``sites`` becomes the rate and the channel
+        budget a ceiling (the no-budget √ rule while it fits); either way at most
+        ``burst_seconds`` of tokens at once. ``dispatch``: new article links go to the watch
+        dispatcher (:meth:`found`; one process). Returns True when the rate is the default."""
+        default = self.rate is None and site_rate > 0
+        if default:
+            self.rate = RateBudget(site_rate * max(len(sites), 1), now=self.now(),
+                                   burst_seconds=burst_seconds)
+        elif self.rate is not None:
+            self.rate.burst_seconds = burst_seconds
+            self.rate.set_rate(self.rate.rate * 3600.0)
+        self.scheduler.budget_is_cap = default
+        self.watching = dispatch
+        return default
+
+    def found(self, fp: str, *, news: bool, entry: Mapping[str, Any] | None = None) -> bool:
+        """New article link ``fp`` (its record exists) found in a watched crawl: marked
+        ``found: news`` (listed by a source on a revisit: published since) or ``backlog``
+        (listed at a source's first visit), kept with its feed entry, and handed to the
+        listeners like a release (the watch dispatcher requests it: news first). False (nothing
+        done) for an unknown ``fp`` or one found before (another source listed it first)."""
+        rec = self.records.get(fp)
+        if rec is None or rec.get("found"):
+            return False
+        kind = "news" if news else "backlog"
+        self.found_counts[kind] += 1
+        fields: dict[str, Any] = {"found": kind}
+        if entry and not rec.get("feed_entry"):
+            fields["feed_entry"] = {k: v for k, v in entry.items() if k != "url"}
+        self.set_fields(fp, **fields)
+        self.release(fp)
+        return True
 
     def release(self, fp: str) -> None:
         """Forget that ``fp`` was requested in this run (a request refused for now, e.g. by the

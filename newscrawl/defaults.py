@@ -289,6 +289,24 @@ NEWSCRAWL_WATCH_FOR = ""
 #: Requests per hour for the whole crawl (a token bucket with a share per site; HEAD probes and
 #: robots.txt not counted); 0 = no cap. Spider arg ``-a rate=N``.
 NEWSCRAWL_WATCH_RATE = 0
+#: Requests per hour per site when no ``-a rate`` is given: the politeness-derived budget of a
+#: watched crawl is this times the number of sites of its entry URLs (one request a second per
+#: site at the default).
+NEWSCRAWL_WATCH_SITE_RATE = 3600.0
+#: Most tokens of the request rate saved up, as seconds of the rate (a burst never exceeds this
+#: many seconds' worth of requests; at least one request).
+NEWSCRAWL_WATCH_BURST = 5.0
+#: Bounds of a source's (channel page, feed, sitemap, home page) revisit interval in monitoring
+#: mode (seconds): politeness, not the NEWSCRAWL_REVISIT_MIN_INTERVAL floor of batch re-runs,
+#: which in monitoring mode bounds only the re-checks of known articles.
+NEWSCRAWL_WATCH_MIN_INTERVAL = 2.0
+NEWSCRAWL_WATCH_MAX_INTERVAL = 3600.0
+#: A source whose first listing showed no dated items (nothing to estimate its rate from) is
+#: visited again this soon, so its rate is measured rather than assumed (seconds).
+NEWSCRAWL_WATCH_EXPLORE_INTERVAL = 60.0
+#: While the request rate leaves room, a source publishing one article per this many seconds
+#: is visited once per it, one publishing 4× as much twice as often (visits ∝ √rate; seconds).
+NEWSCRAWL_WATCH_REFERENCE_INTERVAL = 60.0
 #: Seconds between the status lines (new articles, requests, rate use, publication→capture
 #: delay of the last hour).
 NEWSCRAWL_WATCH_LOG_INTERVAL = 60.0

@@ -28,8 +28,10 @@ from tests.helpers import crawl, open_store, stats_of
 from tests.mocksite_feeds import FEED_ITEMS, HOST, PUB_DATES, SITEMAP_ARTICLE, article_path
 
 REPO = Path(__file__).resolve().parents[1]
-RUNS = [("1", "2024-10-02T12:00:00+00:00"), ("2", "2024-10-02T14:00:00+00:00"),
-        ("2", "2024-10-02T18:00:00+00:00")]
+# A day apart: the feed's first listing (entries days apart) plans its revisit hours ahead
+# (cold start from the listing's publication times, newscrawl/algorithms/listing.py).
+RUNS = [("1", "2024-10-02T12:00:00+00:00"), ("2", "2024-10-03T12:00:00+00:00"),
+        ("2", "2024-10-04T12:00:00+00:00")]
 
 
 @contextmanager

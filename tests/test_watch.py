@@ -30,6 +30,7 @@ SETTINGS = {
     "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": ",".join(["127.0.0.1", "localhost", *HOSTS]),
     "NEWSCRAWL_REVISIT_MIN_INTERVAL": 2,
     "NEWSCRAWL_REVISIT_MAX_INTERVAL": 8,
+    "NEWSCRAWL_WATCH_MAX_INTERVAL": 8,  # sources: monitoring mode's own bounds
     "NEWSCRAWL_REVISIT_FLUSH_INTERVAL": 1,
     "NEWSCRAWL_WATCH_LOG_INTERVAL": 10,
     "NEWSCRAWL_PAGERANK_ENABLED": False,
@@ -173,3 +174,30 @@ def test_watch_stops_gracefully_on_sigterm_and_flushes(tmp_path):
     stored = _stored_urls(data)
     missing = [path for path in fetched if not any(url.endswith(path) for url in stored)]
     assert fetched and not missing, f"fetched before SIGTERM but not stored: {missing}"
+
+
+def test_watch_with_defaults_only_revisits_busy_channels_within_minutes(tmp_path):
+    # Issue 20: `--watch` alone (no -a rate, no revisit settings) must revisit; the busiest
+    # channel's first article after the start is captured within two minutes of publication.
+    with live_site(tmp_path, rates=[[6.0, 2.0], [4.0]], duration=200, initial=2) as (ready, site_dir):
+        t0 = time.time()
+        proc = crawl(_args(ready, "-a", "for=110s"), tmp_path / "data",
+                     settings={"NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": SETTINGS["NEWSCRAWL_ALLOWED_PRIVATE_HOSTS"],
+                               "LOG_LEVEL": "INFO"}, timeout=300)
+    requests = _requests(site_dir)
+    first_get: dict[str, float] = {}
+    for r in requests:
+        if r["method"] == "GET" and r["status"] == 200:
+            first_get.setdefault(r["path"], r["t"])
+    busiest = sorted((a for a in _articles(site_dir) if a["host"] == HOSTS[0] and a["channel"] == 0
+                      and a["published"] >= t0 + 10), key=lambda a: a["published"])
+    assert busiest, "the busiest channel published nothing after the start"
+    first = busiest[0]
+    assert first["path"] in first_get, f"{first['path']} (published {first['published'] - t0:.0f} s in) never fetched"
+    assert first_get[first["path"]] - first["published"] <= 120
+    channel_gets = [r for r in requests if r["path"] == "/section0/" and r["method"] in ("GET", "HEAD")]
+    assert len(channel_gets) >= 3, "the busiest channel was not revisited"
+    assert "requests/hour" in proc.stderr  # the politeness budget it runs under is logged
+    stats = stats_of(proc.stderr)
+    assert int(stats.get("newscrawl/revisit/found_backlog", 0)) > 0
+    assert int(stats.get("newscrawl/revisit/found_news", 0)) > 0

@@ -50,7 +50,10 @@ def test_switches_and_ranks():
     assert is_on("1") and is_on("True") and is_on("yes") and not is_on("0") and not is_on(None)
     assert due_rank({"role": "content", "last_visit": None}) == 0
     assert due_rank({"role": "node", "last_visit": 5.0}) == 1
-    assert due_rank({"role": "content", "last_visit": 5.0}) == 2
+    assert due_rank({"role": "content", "last_visit": 5.0}) == 3
+    assert due_rank({"role": "content", "found": "backlog"}) == 2
+    assert due_rank({"role": "content", "found": "news"}) == 0
+    assert due_rank({"role": "sitemap", "found": "backlog"}) == 1
 
 
 def test_due_queue_orders_by_due_then_rank_and_keeps_stale_entries():
@@ -328,3 +331,16 @@ def test_channel_budget_counts_article_fetches_over_the_time_watched():
     assert channel_budget(3600.0, 60, 3000.0, 600.0, 30.0) == pytest.approx(3240.0 - 360.0)
     # never below a tenth of the rate
     assert channel_budget(3600.0, 600, 120.0, 600.0, 30.0) == pytest.approx(360.0)
+
+
+def test_default_burst_is_seconds_of_the_rate_and_follows_set_rate() -> None:
+    b = RateBudget(7200.0, now=0.0)  # 2/s: 5 s of burst = 10 tokens
+    assert b.burst == pytest.approx(10.0)
+    assert sum(b.try_spend("a.de", 0.0) for _ in range(50)) <= 10
+    b.set_rate(720.0)
+    assert b.burst == pytest.approx(1.0) and b.tokens <= 1.0
+    fixed = RateBudget(3600.0, burst=30, now=0.0)
+    fixed.set_rate(36000.0)
+    assert fixed.burst == 30
+    with pytest.raises(ValueError):
+        b.set_rate(0.0)

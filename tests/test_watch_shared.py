@@ -139,6 +139,7 @@ def _worker_command(ready: dict, namespace: str, tmp: Path, name: str) -> list[s
     settings = {
         "NEWSCRAWL_ALLOWED_PRIVATE_HOSTS": ",".join(["127.0.0.1", "localhost", *HOSTS]),
         "NEWSCRAWL_REVISIT_MIN_INTERVAL": MIN_INTERVAL, "NEWSCRAWL_REVISIT_MAX_INTERVAL": MAX_INTERVAL,
+        "NEWSCRAWL_WATCH_MIN_INTERVAL": MIN_INTERVAL, "NEWSCRAWL_WATCH_MAX_INTERVAL": MAX_INTERVAL,
         "NEWSCRAWL_REVISIT_FLUSH_INTERVAL": 1, "NEWSCRAWL_PAGERANK_ENABLED": False,
         "NEWSCRAWL_REDIS_NAMESPACE": namespace, "NEWSCRAWL_REDIS_WORKER_TIMEOUT": WORKER_TIMEOUT,
         "NEWSCRAWL_WATCH_CLAIM_TTL": CLAIM_TTL, "NEWSCRAWL_WATCH_LOG_INTERVAL": 10,
@@ -171,6 +172,11 @@ def test_two_watch_workers_share_channels_rate_and_take_over_a_killed_one(tmp_pa
                 workers.append(subprocess.Popen(_worker_command(ready, namespace, tmp_path, name),
                                                 cwd=REPO, env=env, stdout=log,
                                                 stderr=subprocess.STDOUT))
+        # Killed KILL_AT s after the crawl's first request, not after the start of the
+        # processes: their start-up takes seconds more on a loaded machine.
+        requests_log, wait_until = tmp_path / "site" / "requests.jsonl", time.time() + 90
+        while time.time() < wait_until and not (requests_log.exists() and requests_log.stat().st_size):
+            time.sleep(0.2)
         t0 = time.time()
         time.sleep(KILL_AT)
         workers[0].send_signal(signal.SIGKILL)

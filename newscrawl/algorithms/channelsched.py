@@ -368,6 +368,9 @@ class RateState:
     recent_exposure: float = 0.0
     listed: int | None = None
     visits: int = 0
+    #: seconds of watching the first visit's listing was worth (:mod:`~newscrawl.algorithms.
+    #: listing`; 0: the listing told nothing and the channel is explored)
+    evidence: float = 0.0
     #: the last visit that saw the page itself (not a 304 / an unchanged HEAD)
     last_full: float | None = None
     #: new links and seconds watched by hour-of-day bin (decayed with the profile half-life),
@@ -381,6 +384,7 @@ class RateState:
                 "updated": self.updated, "links": self.links, "exposure": self.exposure,
                 "recent_links": self.recent_links, "recent_exposure": self.recent_exposure,
                 "listed": self.listed, "visits": self.visits, "last_full": self.last_full,
+                "evidence": self.evidence,
                 "bin_links": list(self.bin_links), "bin_seconds": list(self.bin_seconds)}
 
     @classmethod
@@ -399,6 +403,7 @@ class RateState:
             listed=int(listed) if isinstance(listed, int) and listed > 0 else None,
             visits=int(visits) if isinstance(visits, int) and visits > 0 else 0,
             last_full=_opt_num(data.get("last_full")),
+            evidence=max(_num(data.get("evidence")), 0.0),
             **_bins(data.get("bin_links"), data.get("bin_seconds")),
         )
 
@@ -432,6 +437,12 @@ class ChannelScheduler:
       smoothing, the links a host's channels must have shown before its profile is fitted
       (``profile_min_links``) and the rounds of each fit (``profile_iterations``,
       :meth:`fit_profiles`).
+    * ``explore_interval`` — a channel whose first visit's listing told nothing about its rate
+      (no dated items; :mod:`~newscrawl.algorithms.listing`) is visited again this soon, so its
+      rate is measured instead of assumed (None: planned from the prior; monitoring mode sets
+      ``NEWSCRAWL_WATCH_EXPLORE_INTERVAL``).
+    * ``budget_is_cap`` — ``budget_per_hour`` is a ceiling, not a target: while the no-budget
+      rule (``reference_interval``) costs less, it applies (monitoring without ``-a rate``).
     * ``replan_every`` — :meth:`interval` re-plans when the plan is older than this.
     * ``verify_below`` — :meth:`verify_due` asks for a full GET when "unchanged since the
       last full answer" is less likely than this.
@@ -458,6 +469,8 @@ class ChannelScheduler:
     prior_links: float = 0.3
     saturation_boost: float = 2.0
     reference_interval: float = HOUR
+    explore_interval: float | None = None
+    budget_is_cap: bool = False
     replan_every: float = 300.0
     verify_below: float = 0.5
     channels: dict[Hashable, RateState] = field(default_factory=dict)
@@ -497,7 +510,8 @@ class ChannelScheduler:
         return prof
 
     def observe(self, key: Hashable, t: float, new_links: int | None, *, listed: int | None = None,
-                changed: bool | None = None, group: Hashable | None = None) -> None:
+                changed: bool | None = None, group: Hashable | None = None,
+                evidence: tuple[float, float] | None = None) -> None:
         """Record one visit of channel ``key`` at ``t`` that showed ``new_links`` links not
         known before (None: not counted; then ``changed`` says whether at least one was).
 
@@ -506,11 +520,17 @@ class ChannelScheduler:
         visit only starts the channel's clock (every link is new then). A time that is not
         finite is ignored; one at or before the last visit counts the visit only. A visit that
         counted links (``new_links`` not None) saw the page itself (see :meth:`verify_due`).
+
+        ``evidence``: ``(rate links/s, seconds)`` the first visit's listing showed
+        (:func:`newscrawl.algorithms.listing.listing_evidence`): on a channel's first visit it
+        counts as ``seconds`` of watching that showed ``rate × seconds`` new links, so the first
+        revisit is planned from the page; ignored on later visits and when not finite.
         """
         self.observe_visit(key, Observation(t, bool(changed), new_links=new_links, listed=listed),
-                           group=group)
+                           group=group, evidence=evidence)
 
-    def observe_visit(self, key: Hashable, obs: Observation, *, group: Hashable | None = None) -> None:
+    def observe_visit(self, key: Hashable, obs: Observation, *, group: Hashable | None = None,
+                      evidence: tuple[float, float] | None = None) -> None:
         """:meth:`observe` with an :class:`~newscrawl.algorithms.revisit.Observation`."""
         if group is not None:
             self.groups[key] = group
@@ -531,6 +551,8 @@ class ChannelScheduler:
             st.first_visit = t
         if prev is None or t <= prev:
             st.last_visit = t if prev is None else max(prev, t)
+            if prev is None and evidence is not None:
+                self._take_evidence(st, t, evidence)
             return
         st.last_visit = t
         if obs.new_links is None:
@@ -565,6 +587,22 @@ class ChannelScheduler:
         self._fit_due.add(g)
         if t - prof._fit_at >= prof.refresh:
             self.fit_profiles(t, hosts=[g])
+
+    def _take_evidence(self, st: RateState, t: float, evidence: tuple[float, float]) -> None:
+        """The first visit's listing as ``seconds`` of watching that showed ``rate × seconds``
+        links (long-run and recent sums alike; no hour-of-day bins: its times are not ours)."""
+        try:
+            rate, seconds = float(evidence[0]), float(evidence[1])
+        except (TypeError, ValueError, IndexError):
+            return
+        if not (math.isfinite(rate) and math.isfinite(seconds)) or rate < 0 or seconds <= 0:
+            return
+        self._decay(st, t)
+        st.links += rate * seconds
+        st.exposure += seconds
+        st.recent_links += rate * seconds
+        st.recent_exposure += seconds
+        st.evidence = seconds
 
     def forget(self, key: Hashable) -> None:
         """Drop channel ``key`` (a page gone or evicted)."""
@@ -803,10 +841,13 @@ class ChannelScheduler:
             roots.append(s)
             los.append(lo)
         hi = 1.0 / self.min_interval
-        if self.budget_per_hour > 0:
+        reference = Level(1.0 / math.sqrt(self.reference_interval), 1.0, hi)
+        if self.budget_per_hour > 0 and not (
+                self.budget_is_cap and sum(reference.frequency(s, lo) for s, lo in zip(roots, los))
+                <= self.budget_per_hour / HOUR):
             level = water_level(roots, los, hi, self.budget_per_hour / HOUR)
         else:
-            level = Level(1.0 / math.sqrt(self.reference_interval), 1.0, hi)
+            level = reference
         self._level = level
         self.planned_at = now
         out: dict[Hashable, float] = {}
@@ -834,13 +875,16 @@ class ChannelScheduler:
         """
         level = self._level
         lo_t, hi_t = last + self.min_interval, last + self.max_interval
+        st = self.channels.get(key)
+        if (self.explore_interval is not None and st is not None and st.visits <= 1
+                and st.evidence <= 0):  # the listing told nothing: measure, do not assume
+            return min(max(last + self.explore_interval, lo_t), hi_t)
         if level is None or math.isinf(level.c):
             return lo_t if level is not None else hi_t
         if level.c <= 0 or level.scale < 1:  # floors beyond the budget: their scaled share
             s, lo = self._root_floor(key, now)
             return last + _interval(level.frequency(s, lo), self.min_interval, self.max_interval)
         prof = self.profile(key)
-        st = self.channels.get(key)
         base = self.base_rate(key, now)
         fill = base if st is None else max(base, self._recent(st, now))
         listed = (st.listed if st is not None else None) or self.index_size

@@ -369,6 +369,7 @@ class ClassifiedLink:
         group: the directory group (``scheme://host/dir/``) for grouped links, else ``""``.
         reason: why a link is dropped beyond its class: ``"service:host"``,
             ``"service:path"``, ``"service:prefix"`` (:mod:`newscrawl.algorithms.linkrules`).
+        published: its teaser's ``<time datetime>`` (epoch seconds) or None.
     """
 
     url: str
@@ -379,6 +380,7 @@ class ClassifiedLink:
     features: dict[str, int]
     group: str = ""
     reason: str = ""
+    published: float | None = None
 
 
 @dataclass(slots=True)
@@ -412,14 +414,17 @@ def _merge(raw_links: Iterable[RawLink]) -> dict[str, RawLink]:
         url = canonicalize_url(raw.url)
         seen = merged.get(url)
         if seen is None:
-            merged[url] = RawLink(url, raw.text, raw.tag, dict(raw.features), raw.block)
+            merged[url] = RawLink(url, raw.text, raw.tag, dict(raw.features), raw.block,
+                                  raw.published)
             continue
         for key, value in raw.features.items():
             if value > seen.features.get(key, 0):
                 seen.features[key] = value
-        if (not seen.text and raw.text) or (not seen.block and raw.block):
+        if ((not seen.text and raw.text) or (not seen.block and raw.block)
+                or (seen.published is None and raw.published is not None)):
             merged[url] = RawLink(url, seen.text or raw.text, seen.tag, seen.features,
-                                  seen.block or raw.block)
+                                  seen.block or raw.block,
+                                  seen.published if seen.published is not None else raw.published)
     return merged
 
 
@@ -483,7 +488,8 @@ def classify_page(start_url: str, raw_links: Sequence[RawLink], *, min_group: in
     articles: dict[str, bool] = {}
     for url, raw in merged.items():
         cls = classify_link(start, url, tag=raw.tag)
-        link = ClassifiedLink(url, cls, DROPPED, raw.text, raw.tag, dict(raw.features))
+        link = ClassifiedLink(url, cls, DROPPED, raw.text, raw.tag, dict(raw.features),
+                              published=raw.published)
         classified.append(link)
         if cls is LinkClass.FRAME:
             # A frame is part of the page when it is served from the site itself; ad and tag

@@ -38,6 +38,8 @@ from lxml import etree
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
+from newscrawl.algorithms.pubdate import parse_datetime
+
 #: An ``lxml.html`` element (lxml ships no type information, so it is ``Any`` to mypy).
 Element: TypeAlias = Any
 
@@ -79,6 +81,9 @@ class RawLink:
         block: an id, unique within the page, of the link's navigation / list block (the
             nearest ancestor holding at least :data:`BLOCK_MIN_ANCHORS` anchors, at most
             :data:`BLOCK_LEVELS` levels up); 0 when there is none.
+        published: the ``<time datetime>`` of the link's teaser (its block ancestor holding at
+            most :data:`MAX_ANCHORS_IN_IMAGE_BLOCK` anchors), epoch seconds; None without one
+            (what a listing says of its source's rate: :mod:`newscrawl.algorithms.listing`).
     """
 
     url: str
@@ -86,6 +91,7 @@ class RawLink:
     tag: str
     features: dict[str, int] = field(default_factory=dict)
     block: int = 0
+    published: float | None = None
 
 
 @dataclass(slots=True)
@@ -148,6 +154,23 @@ def _teaser_block(anchor: Element) -> Element | None:
         if ptag in _BLOCK_TAGS:
             anchors = sum(1 for _ in parent.iter("a"))
             return parent if anchors <= MAX_ANCHORS_IN_IMAGE_BLOCK else None
+    return None
+
+
+def teaser_time(anchor: Element, block: Element | None) -> float | None:
+    """The instant of the first ``<time datetime>`` inside the anchor or its teaser ``block``
+    (epoch seconds; HTML Living Standard §4.5.14: a valid global date and time string, or any
+    form :func:`~newscrawl.algorithms.pubdate.parse_datetime` reads). A date without a time
+    (``2024-09-30``) is no instant and gives None, as does no ``<time>`` at all."""
+    for scope in (anchor, block):
+        if scope is None:
+            continue
+        for el in scope.iter("time"):
+            value = (el.get("datetime") or "").strip()
+            if len(value) > 10 and any(c in value for c in "T :"):
+                when = parse_datetime(value)
+                if when is not None:
+                    return when.timestamp()
     return None
 
 
@@ -340,7 +363,7 @@ def _read_links(root: Element, base_url: str, links: list[RawLink], max_links: i
         else:
             block = _teaser_block(el)
             links.append(RawLink(url, _anchor_text(el, block), "a", link_features(el, block=block),
-                                 blocks.of(el)))
+                                 blocks.of(el), teaser_time(el, block)))
 
 
 class _Blocks:

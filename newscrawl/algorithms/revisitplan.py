@@ -112,6 +112,15 @@ class RevisitConfig:
         channel_prior: new articles expected from a channel page with no yield history.
         channel_rate: channel-page visits per hour the channel scheduler splits (0: no budget,
             visits ∝ √rate at one visit per hour for one new link per hour).
+        source_min_interval, source_max_interval: the bounds of channel (source) intervals
+            when they differ from the pages' (monitoring mode: seconds to a minute, not the
+            10-minute floor of batch re-runs; None: ``min_interval`` / ``max_interval``).
+        reference_interval: without a channel budget, a channel publishing one link per this
+            many seconds is visited once per it (seconds).
+        explore_interval: a channel whose first listing told nothing of its rate is visited
+            again this soon (seconds; None: planned from the prior).
+        budget_is_cap: ``channel_rate`` is a ceiling the no-budget rule stays under, not a
+            target (monitoring without ``-a rate``).
     """
 
     min_interval: float = 600.0
@@ -120,6 +129,11 @@ class RevisitConfig:
     history: int = 50
     channel_prior: float = 1.0
     channel_rate: float = 0.0
+    source_min_interval: float | None = None
+    source_max_interval: float | None = None
+    reference_interval: float = 3600.0
+    explore_interval: float | None = None
+    budget_is_cap: bool = False
 
     def __post_init__(self) -> None:
         if not (0 < self.min_interval <= self.max_interval) or not math.isfinite(self.max_interval):
@@ -131,11 +145,29 @@ class RevisitConfig:
             raise ValueError("miss_interval must be > 0 and history >= 2")
         if not (self.channel_rate >= 0 and math.isfinite(self.channel_rate)):
             raise ValueError(f"channel_rate must be a finite number >= 0, got {self.channel_rate}")
+        lo, hi = self.source_bounds
+        if not (0 < lo <= hi) or not math.isfinite(hi):
+            raise ValueError(f"need 0 < source_min_interval <= source_max_interval < inf, "
+                             f"got [{lo}, {hi}]")
+        if not (self.reference_interval > 0 and math.isfinite(self.reference_interval)):
+            raise ValueError(f"reference_interval must be > 0 seconds, got {self.reference_interval}")
+        if self.explore_interval is not None and not self.explore_interval > 0:
+            raise ValueError(f"explore_interval must be > 0 seconds, got {self.explore_interval}")
+
+    @property
+    def source_bounds(self) -> tuple[float, float]:
+        """``(shortest, longest)`` interval of a channel page (seconds)."""
+        lo = self.min_interval if self.source_min_interval is None else self.source_min_interval
+        hi = self.max_interval if self.source_max_interval is None else self.source_max_interval
+        return float(lo), float(hi)
 
     def channel_scheduler(self) -> ChannelScheduler:
-        """A channel scheduler with these bounds and channel budget."""
-        return ChannelScheduler(budget_per_hour=self.channel_rate, min_interval=self.min_interval,
-                                max_interval=self.max_interval)
+        """A channel scheduler with these bounds, channel budget and cold-start rules."""
+        lo, hi = self.source_bounds
+        return ChannelScheduler(budget_per_hour=self.channel_rate, min_interval=lo,
+                                max_interval=hi, reference_interval=self.reference_interval,
+                                explore_interval=self.explore_interval,
+                                budget_is_cap=self.budget_is_cap)
 
 
 def new_record(
@@ -218,7 +250,9 @@ def schedule(record: Mapping[str, Any], now: float, cfg: RevisitConfig,
         reason = f"{misses} consecutive failed visit(s) (last status {record.get('status')}): back-off"
         return interval, now + interval, "miss_backoff", reason
     if scheduler is not None and record.get("role") in CHANNEL_ROLES:
-        interval = clamp_interval(scheduler.interval(record["fp"], now), min_interval=lo, max_interval=hi)
+        interval = clamp_interval(scheduler.interval(record["fp"], now),
+                                  min_interval=scheduler.min_interval,
+                                  max_interval=scheduler.max_interval)
         return interval, now + interval, SCHEDULER_ESTIMATOR, _scheduler_reason(record, scheduler, now)
     obs = observations(record)
     if record.get("role") in CHANNEL_ROLES:
@@ -263,6 +297,7 @@ def record_visit(
     published: float | None = None,
     validator: str | None = None,
     scheduler: ChannelScheduler | None = None,
+    evidence: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """The record after one visit at ``now`` (a new dict; ``record`` is not changed).
 
@@ -282,6 +317,8 @@ def record_visit(
             ``none``; :mod:`newscrawl.algorithms.changedetect`), kept in the history entry and
             as the record's ``validator``.
         scheduler: the run's channel scheduler (None: per-page estimators for channels).
+        evidence: ``(rate links/s, seconds)`` a channel's listing showed
+            (:mod:`newscrawl.algorithms.listing`), taken by the scheduler on its first visit.
     """
     rec = dict(record)
     failed = status == 0 or status >= 400
@@ -312,7 +349,7 @@ def record_visit(
     use = scheduler if scheduler is not None and rec.get("role") in CHANNEL_ROLES else None
     if use is not None and not failed:
         use.observe(rec["fp"], now, new_links, listed=listed, changed=changed,
-                    group=rec.get("host") or None)
+                    group=rec.get("host") or None, evidence=evidence)
     interval, due, name, reason = schedule(rec, now, cfg, use)
     if use is not None:
         rec["sched"] = use.export(rec["fp"])

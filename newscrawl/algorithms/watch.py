@@ -113,12 +113,26 @@ def watching(watch: Any, default: Any, *, revisit: bool, batch_args: Iterable[st
     return on
 
 
+#: Dispatch classes of :func:`due_rank` (lower first among pages due at once).
+NEWS, SOURCE, BACKLOG, RECHECK = 0, 1, 2, 3
+
+
 def due_rank(record: Mapping[str, Any]) -> int:
-    """Order among a site's pages due at once: 0 an article never fetched (a new link), 1 a
-    channel page (entry, node, frame), 2 a re-check of a known article."""
-    if record.get("role") in ("entry", "node", "frame"):
-        return 1
-    return 0 if not record.get("last_visit") else 2
+    """Order among a site's pages due at once: :data:`NEWS` an article never fetched that a
+    source listed on a revisit (published since the watch began), :data:`SOURCE` a channel page,
+    feed, sitemap or home page, :data:`BACKLOG` an article never fetched that a source listed
+    at its first visit (published before), :data:`RECHECK` a re-check of a known article. So
+    discovery keeps the visits the channel scheduler planned and backlog drains with what is
+    left (issue 20: backlog never starves discovery).
+
+    >>> due_rank({"role": "feed"}), due_rank({"found": "backlog"}), due_rank({"last_visit": 5})
+    (1, 2, 3)
+    """
+    if record.get("role") in ("entry", "node", "frame", "feed", "sitemap"):
+        return SOURCE
+    if record.get("last_visit"):
+        return RECHECK
+    return BACKLOG if record.get("found") == "backlog" else NEWS
 
 
 def sleep_seconds(now: float, longest: float, next_due: float | None, wait: float | None,
@@ -259,8 +273,10 @@ class RateBudget:
 
     Args:
         rate_per_hour: requests per hour (> 0).
-        burst: most tokens saved up (requests; default one minute's worth, at least 1).
+        burst: most tokens saved up (requests; default ``burst_seconds`` of the rate, at least 1).
         now: the time the buckets start full (seconds).
+        burst_seconds: the default burst as seconds of the rate (5: the rate holds from the
+            first minute, no more than five seconds' worth of requests at once).
 
     Raises:
         ValueError: a rate that is not > 0, or a burst < 1.
@@ -270,17 +286,36 @@ class RateBudget:
     ([True, True, False], True)
     """
 
-    def __init__(self, rate_per_hour: float, *, burst: float | None = None, now: float = 0.0) -> None:
+    def __init__(self, rate_per_hour: float, *, burst: float | None = None, now: float = 0.0,
+                 burst_seconds: float = 5.0) -> None:
         if not (math.isfinite(rate_per_hour) and rate_per_hour > 0):
             raise ValueError(f"a request rate must be > 0 per hour, got {rate_per_hour!r}")
         self.rate = rate_per_hour / 3600.0
-        self.burst = float(burst) if burst is not None else max(1.0, rate_per_hour / 60.0)
+        self.burst = (float(burst) if burst is not None
+                      else max(1.0, self.rate * max(float(burst_seconds), 0.0)))
         if self.burst < 1:
             raise ValueError(f"a burst must be >= 1 request, got {burst!r}")
+        self.burst_seconds = None if burst is not None else max(float(burst_seconds), 0.0)
         self.tokens = self.burst
         self.sites: dict[str, float] = {}
         self.spent: dict[str, int] = {}
         self._at = now
+
+    def set_rate(self, rate_per_hour: float) -> None:
+        """Change the rate (requests/hour, > 0; a watch worker's share when workers come and
+        go); a default burst follows it and the saved tokens are cut to the new burst.
+
+        Raises:
+            ValueError: a rate that is not > 0.
+        """
+        if not (math.isfinite(rate_per_hour) and rate_per_hour > 0):
+            raise ValueError(f"a request rate must be > 0 per hour, got {rate_per_hour!r}")
+        self.rate = rate_per_hour / 3600.0
+        if self.burst_seconds is not None:
+            self.burst = max(1.0, self.rate * self.burst_seconds)
+        self.tokens = min(self.tokens, self.burst)
+        for site, tokens in self.sites.items():
+            self.sites[site] = min(tokens, self.burst)
 
     def _refill(self, now: float) -> None:
         elapsed = now - self._at
