@@ -37,7 +37,7 @@ from newscrawl import defaults, meta
 from newscrawl.components import settings_kwargs
 from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, replan_channels
 from newscrawl.algorithms.urls import host_of, registered_domain
-from newscrawl.algorithms.watch import (SOURCE, DueQueue, ReadyPages, channel_budget, due_rank,
+from newscrawl.algorithms.watch import (BACKLOG, SOURCE, DueQueue, ReadyPages, channel_budget, due_rank,
                                         parse_duration, sleep_seconds, watching)
 from newscrawl.crawlstate import RunState
 from spiders.requests import in_scope, watch_request
@@ -102,10 +102,8 @@ class WatchExtension:
         ext = cls(crawler, duration=duration, backlog=s.getint("CONCURRENT_REQUESTS"), share=share,
                   **settings_kwargs(s, "NEWSCRAWL_WATCH_", "log_interval", "stale_after",
                                     "site_rate", "burst"))
-        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(ext.spider_idle, signal=signals.spider_idle)
-        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
-        crawler.signals.connect(ext.request_dropped, signal=signals.request_dropped)
+        for name in ("spider_opened", "spider_idle", "spider_closed", "request_dropped"):
+            crawler.signals.connect(getattr(ext, name), signal=getattr(signals, name))
         return ext
 
     # -- run ------------------------------------------------------------------------------------
@@ -115,8 +113,8 @@ class WatchExtension:
         if run is None:  # NEWSCRAWL_REVISIT_ENABLED: checked in from_crawler
             logger.error("Monitoring mode needs extensions.crawlstate.CrawlStateExtension")
             return
-        self.spider = spider
-        self.state = state = run.state
+        self.spider, self.state = spider, run.state
+        state = run.state
         state.listeners.append(self._changed)
         self._started = state.now()
         if self.share is not None and not self.share.start(state, self.queue, self._wake_in):
@@ -186,8 +184,7 @@ class WatchExtension:
         self._call = call_later(delay, self._wake)
 
     def _wake(self) -> None:
-        self._call = None
-        self._wake_time = None
+        self._call = self._wake_time = None
         state = self.state
         if self.closing or state is None:
             return
@@ -205,17 +202,14 @@ class WatchExtension:
         if now - self._replanned >= _REPLAN_EVERY:
             self._replan(now)
         self._release_stale(now)
-        backlog = self._take_due(now)
-        if backlog:
-            backlog = self._feed(now)
-        sleep = self._sleep(now, backlog)
+        sleep = self._sleep(now, self._take_due(now) and self._feed(now))
         logger.debug("Watch: %d queued, %d ready, %d in flight; sleeping %.2f s",
                       len(self.queue), len(self.ready), len(self.inflight), sleep)
         self._wake_in(sleep)
 
     def _replan(self, now: float) -> None:
-        """Give the channel scheduler what the request rate leaves after the article fetches
-        of the last minutes, and move the channels' due times to its new plan."""
+        """Give the channel scheduler what the request rate leaves after the news and re-check
+        fetches of the last minutes; move the channels' due times to its new plan."""
         state = self.state
         assert state is not None
         self._replanned = now
@@ -240,11 +234,10 @@ class WatchExtension:
 
     def _release_stale(self, now: float) -> None:
         state = self.state
-        assert state is not None
         for fp, sent in list(self.inflight.items()):
             if now - sent >= self.stale_after:
                 del self.inflight[fp]
-                if fp in state.scheduled:
+                if state is not None and fp in state.scheduled:
                     self.stats.inc_value(f"{_PREFIX}/released_stale")
                     state.release(fp)
 
@@ -265,14 +258,16 @@ class WatchExtension:
                            rank=due_rank(record), due=float(due or now))
         return bool(self.ready)
 
-    def _room(self) -> bool:
+    def _room(self, most: int | None = None) -> bool:
+        """May one more request go to the engine (fewer than ``most``, default ``backlog``,
+        waiting in Scrapy's scheduler)?"""
         engine = self.crawler.engine
         scheduler = getattr(engine, "scheduler", None)
         try:
             queued = len(scheduler) if scheduler is not None else 0
         except TypeError:
             queued = 0
-        return not engine.needs_backout() and queued < self.backlog
+        return not engine.needs_backout() and queued < (self.backlog if most is None else most)
 
     def _feed(self, now: float) -> bool:
         """Hand ready pages to the engine, sites least served first; True when some wait."""
@@ -283,12 +278,17 @@ class WatchExtension:
         allowance = int(rate.tokens_at(now)) if rate is not None else len(self.ready)
         while allowance > 0 and self.ready and self._room():
             fp = self.ready.pop(served=rate.spent if rate is not None else None,
-                                allowed=(lambda site: rate.available(site, now)) if rate else None)
+                                allowed=(lambda site: rate.available(site, now, SOURCE)) if rate else None)
             if fp is None:
                 break
             record = state.get(fp)
             if record is None or fp in state.scheduled:
                 continue
+            rank = due_rank(record)  # the lowest waiting: backlog only when no news or source is
+            site = str(record.get("site") or record.get("host") or "")
+            if rank >= BACKLOG and not (self._room(4) and (rate is None or rate.available(site, now, rank))):
+                self.ready.add(site, fp, rank=rank, due=float(record.get("due") or now))
+                break
             request = watch_request(state, record, self.spider)
             later = self.share.admit(fp, record, request, now) if self.share else None
             if later is not None:  # another worker has it: back into the heap

@@ -63,7 +63,7 @@ class BudgetMiddleware:
         if (request.meta.get("dont_obey_robotstxt") or request.meta.get(meta.PROBE)
                 or request.meta.get(meta.VERIFY)):
             return None
-        if state.spend(registered_domain(host_of(request.url))):
+        if state.spend(registered_domain(host_of(request.url)), request.meta.get(meta.DISPATCH)):
             self.stats.inc_value("newscrawl/budget/spent")
             return None
         revisit = request.meta.get(meta.REVISIT)

@@ -683,12 +683,13 @@ class RunState:
 
     # -- budget ---------------------------------------------------------------------------------
 
-    def spend(self, site: str = "") -> bool:
-        """Count one request (of registered domain ``site``) against the budget and the request
-        rate; False (and nothing counted) when either is exhausted for now."""
+    def spend(self, site: str = "", dispatch: int | None = None) -> bool:
+        """Count one request (of registered domain ``site``; ``dispatch``: its watch class,
+        :meth:`~newscrawl.algorithms.watch.RateBudget.available`) against the budget and the
+        request rate; False (and nothing counted) when either is exhausted for now."""
         if self.budget is not None and self.spent >= self.budget:
             return False
-        if self.rate is not None and not self.rate.try_spend(site, self.now()):
+        if self.rate is not None and not self.rate.try_spend(site, self.now(), dispatch):
             return False
         self.spent += 1
         return True

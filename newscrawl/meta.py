@@ -85,10 +85,15 @@ SENT_AT = "newscrawl_sent_at"
 #: sent and answered by this worker, not through the shared queues (:mod:`extensions.watchshare`).
 OWN = "newscrawl_own"
 
+#: int: a watched crawl's dispatch class of the request (:func:`newscrawl.algorithms.watch.due_rank`:
+#: 0 news, 1 a source, 2 backlog, 3 a re-check); the request rate lets classes 0-1 take any token
+#: and keeps one back from classes 2-3 (:class:`~newscrawl.algorithms.watch.RateBudget`).
+DISPATCH = "newscrawl_dispatch"
+
 #: Every key above (a key outside this tuple is a typo).
 ALL_KEYS = (ENTRY_URL, START_URL, DEPTH, LINK_CLASS, FEATURES, PARENT_WEIGHT, WEIGHT, REFERER,
             ROLE, FRAME_DEPTH, REVISIT, REVISIT_HOW, REVISIT_HEAD, PROBE, VERIFY, VISIT, LEASE,
-            SENT_AT, OWN, FEED_ENTRY)
+            SENT_AT, OWN, FEED_ENTRY, DISPATCH)
 
 #: Context field → meta key (the eight facts of :class:`PageContext`).
 _META_OF = {

@@ -35,6 +35,7 @@ from newscrawl.algorithms.revisitplan import (
     yield_priority,
 )
 from newscrawl.algorithms.urls import canonicalize_url, host_of, registered_domain
+from newscrawl.algorithms.watch import due_rank
 from newscrawl.crawlstate import RunState
 from newscrawl.meta import PageContext
 
@@ -100,6 +101,7 @@ def watch_request(state: RunState, record: dict[str, Any], spider: Any) -> scrap
         priority = RECHECK_PRIORITY
     request = _request_for(state, record, spider, priority, dont_filter=True)
     request.meta[meta.VISIT] = state.now()
+    request.meta[meta.DISPATCH] = due_rank(record)
     return request
 
 

@@ -297,6 +297,8 @@ class RateBudget:
             raise ValueError(f"a burst must be >= 1 request, got {burst!r}")
         self.burst_seconds = None if burst is not None else max(float(burst_seconds), 0.0)
         self.tokens = self.burst
+        #: tokens backlog and re-checks leave for news and sources (requests)
+        self.reserve = 1.0
         self.sites: dict[str, float] = {}
         self.spent: dict[str, int] = {}
         self._at = now
@@ -334,17 +336,26 @@ class RateBudget:
             self.sites[site] = min(self.burst, max(1.0, self.burst / (len(self.sites) + 1)))
         return self.sites[site]
 
-    def available(self, site: str, now: float) -> bool:
-        """Could ``site`` spend a request at ``now``?"""
+    def available(self, site: str, now: float, dispatch: int | None = None) -> bool:
+        """Could ``site`` spend a request at ``now``? ``dispatch``: the request's class
+        (:func:`due_rank`): news and sources (≤ :data:`SOURCE`) may take any global token — the
+        channel scheduler planned them inside the rate, a site's share is for the rest —;
+        backlog and re-checks (≥ :data:`BACKLOG`) keep :attr:`reserve` tokens back for them and
+        keep to the site's share; None (a request from outside the watch loop): the share."""
         self._refill(now)
         own = self._site(site)  # a site shares the refills from the first time it asks
         if self.tokens < 1:
             return False
+        if dispatch is not None and dispatch <= SOURCE:
+            return True
+        if dispatch is not None and self.tokens < 1 + self.reserve:
+            return False
         return own >= 1 or self.tokens >= max(1.0, self.burst / 2)
 
-    def try_spend(self, site: str, now: float) -> bool:
-        """Spend one request of ``site`` at ``now``; False (nothing spent) when none is left."""
-        if not self.available(site, now):
+    def try_spend(self, site: str, now: float, dispatch: int | None = None) -> bool:
+        """Spend one request of ``site`` at ``now`` (``dispatch``: as :meth:`available`); False
+        (nothing spent) when none is left."""
+        if not self.available(site, now, dispatch):
             return False
         if self.sites[site] >= 1:
             self.sites[site] -= 1
