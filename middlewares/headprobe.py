@@ -23,13 +23,16 @@ policy (:class:`newscrawl.algorithms.changedetect.HostPolicy`, kept in the run's
   validators; ``304 Not Modified`` is recorded as unchanged and goes no further.
 * ``fingerprint`` — a plain GET; the spider middleware compares the content fingerprint.
 
-Trust, but verify: a page a HEAD or a 304 said unchanged gets a full GET anyway when the
-host's verification sample picks it
+Trust, but verify — validators earn trust: a page a HEAD or a 304 said unchanged gets a full
+GET anyway when the host's verification sample picks it
 (:class:`~newscrawl.algorithms.changedetect.Verification`, settings
-``NEWSCRAWL_HEADPROBE_VERIFY_START`` / ``_FLOOR``): after a HEAD the GET goes on, after a 304 the
-page is requested again without the conditional headers; both carry
+``NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER`` / ``_START`` / ``_FLOOR``: a host's first 3
+"unchanged" answers all, then rarely; a host caught lying every time): after a HEAD the GET goes
+on, after a 304 the page is requested again without the conditional headers; both carry
 :data:`newscrawl.meta.VERIFY` and the spider middleware compares their text (a mismatch
-distrusts the host's validators).
+distrusts the host's validators, logged once per host at WARNING). A verification GET costs one
+request of the budget or request rate, spent here when it is drawn; with none left the answer
+is taken as "unchanged" this time (``verify_no_budget``) and the draw is taken back.
 
 A known page stored without a validator (no ``ETag`` nor valid ``Last-Modified``; a
 ``Content-Length`` alone cannot prove "unchanged") is fetched with a plain GET at once. A
@@ -44,7 +47,8 @@ retries, download errors) of every tracked request are recorded as failed visits
 Order: give it a priority below ``RetryMiddleware`` (550), e.g. 540, so ``process_response``
 sees final answers only, and above ``DefaultHeadersMiddleware`` (400) / ``UserAgentMiddleware``
 (500). The HEAD side requests do not count against a request budget
-(:mod:`middlewares.budget`): the page request they belong to has already been counted.
+(:mod:`middlewares.budget`): the page request they belong to has already been counted; the
+verification GETs do (above).
 
 Settings: ``NEWSCRAWL_HEADPROBE_ENABLED`` (off raises :class:`~scrapy.exceptions.NotConfigured`),
 ``NEWSCRAWL_REVISIT_ENABLED``. Stats (``newscrawl/headprobe/<event>``): ``head`` (HEAD requests
@@ -53,7 +57,9 @@ could not tell), ``conditional`` (conditional GETs sent), ``not_modified`` (304 
 ``fingerprint`` (plain GETs of known pages), ``gone`` (HEAD answered 404/410),
 ``head_<refused|no_validators|zero_length|no_length>``, ``host/<mode>`` (hosts switched), and
 ``newscrawl/revisit/failed`` (failed visits recorded), ``verify`` (verification GETs sent;
-their outcome is counted by the spider middleware: ``verify_match`` / ``verify_mismatch``).
+their outcome is counted by the spider middleware: ``verify_match`` / ``verify_mismatch``, and
+``caught_lying``: hosts caught, once each), ``verify_no_budget`` (drawn, not sent: no request
+of the budget left).
 """
 
 from __future__ import annotations
@@ -117,8 +123,9 @@ class HeadProbeMiddleware:
     def from_crawler(cls, crawler: Any) -> HeadProbeMiddleware:
         require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED", "NEWSCRAWL_HEADPROBE_ENABLED")
         run = require_extension(crawler, CrawlStateExtension)
-        verify = Verification(**settings_kwargs(crawler.settings, "NEWSCRAWL_HEADPROBE_VERIFY_",
-                                                "start", "floor"))
+        verify = Verification(**settings_kwargs(
+            crawler.settings, "NEWSCRAWL_HEADPROBE_VERIFY_", "start", "floor",
+            trust_after="NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER"))
         return cls(run.state, crawler.stats, crawler, verify=verify)
 
     def _inc(self, key: str) -> None:
@@ -228,8 +235,16 @@ class HeadProbeMiddleware:
         """True (and the request marked :data:`newscrawl.meta.VERIFY`) when the host's
         verification sample picks this "unchanged" page for a full GET anyway."""
         rv = request.meta[meta.REVISIT]
-        if not self.verify.sample(host, self.state.host_policy(host), rv["fp"],
+        state = self.state
+        if not self.verify.sample(host, state.host_policy(host), rv["fp"],
                                   int(rv.get("visits") or 0)):
+            return False
+        # A verification GET is one more request: it is paid from the budget / request rate
+        # (the budget middleware lets the request marked VERIFY through unpaid: paid here).
+        if (state.budget is not None or state.rate is not None) \
+                and not state.spend(registered_domain(host)):
+            self.verify.cancel(host)
+            self._inc("verify_no_budget")
             return False
         request.meta[meta.VERIFY] = validator
         self._inc("verify")

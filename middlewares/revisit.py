@@ -36,7 +36,8 @@ the text does not show), ``newscrawl/revisit/<new|not_due|due_linked|already_sch
 sent by the HEAD probe for a sample of "unchanged" answers):
 ``newscrawl/revisit/<changed|unchanged>/verified``, ``newscrawl/headprobe/verify_match`` (the
 text confirmed "unchanged") and ``newscrawl/headprobe/verify_mismatch`` (it changed while the
-validators said not: logged, and the host's validators are distrusted). Every 200 answer of a
+validators said not: the host's validators are distrusted; ``newscrawl/headprobe/caught_lying``
+and one WARNING per host). Every 200 answer of a
 host until it shows a validator tells the host's policy whether it had one (``ETag`` or valid
 ``Last-Modified``): a host that sends none is learned as a ``fingerprint`` host.
 
@@ -92,6 +93,7 @@ class RevisitSpiderMiddleware:
         self.state = state
         self.stats = stats
         self.page_fp = page_fp
+        self._caught: set[str] = set()  # hosts caught lying this run (logged once each)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> RevisitSpiderMiddleware:
@@ -248,9 +250,12 @@ class RevisitSpiderMiddleware:
         event = verify_outcome(Validators.from_dict(rv.get("validators")), validators, changed)
         if event is not None:
             self.stats.inc_value(f"newscrawl/headprobe/{event}")
-            if changed:
-                logger.warning("Host %s: its validators said %s was unchanged, its text "
-                               "changed; they are no longer trusted", host, url)
+            if event == "verify_mismatch" and host not in self._caught:
+                self._caught.add(host)  # once per host: its pages are fetched in full from now
+                self.stats.inc_value("newscrawl/headprobe/caught_lying")
+                logger.warning("Host %s: validators say unchanged but the body changed (%s); "
+                               "they are no longer trusted: fetching its pages in full, "
+                               "verifying every unchanged answer from now on", host, url)
             self._learn(host, event, state)
 
     def _no_page(self, response, state: RunState, seen: bool) -> None:
