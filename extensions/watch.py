@@ -124,7 +124,7 @@ class WatchExtension:
             self.share = None
         if self.duration:
             self.deadline = state.now() + self.duration
-        self.log.start(state)
+        self.log.start(state, watch_end=self.deadline)  # (issue 20: what comes next)
         logger.info("Watching: %s%s", f"for {self.duration:.0f} s" if self.duration
                     else "until stopped (Ctrl-C / SIGTERM)",
                     f", at most {state.rate.rate * 3600:.0f} requests/hour" if state.rate else "")

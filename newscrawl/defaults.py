@@ -297,6 +297,9 @@ NEWSCRAWL_WATCH_RATE = 0
 #: Seconds between the status lines (new articles, requests, rate use, publication→capture
 #: delay of the last hour).
 NEWSCRAWL_WATCH_LOG_INTERVAL = 60.0
+#: Seconds between the progress lines of a batch (non-watch) crawl: pages fetched, items
+#: stored, frontier size, requests in flight (extensions/progress.py); 0: no progress lines.
+NEWSCRAWL_PROGRESS_INTERVAL = 10.0
 #: A page requested this long ago and still not visited (its request was lost on the way:
 #: robots.txt, a duplicate filter) may be requested again (seconds).
 NEWSCRAWL_WATCH_STALE_AFTER = 300.0
