@@ -65,7 +65,7 @@ class ProgressExtension:
 
     def frontier(self) -> tuple[int | None, int]:
         """(requests queued in the scheduler or None when it cannot tell, requests in flight)."""
-        engine = getattr(self.crawler, "engine", None)
+        engine: Any = getattr(self.crawler, "engine", None)
         queued: int | None
         try:
             queued = len(engine.scheduler)

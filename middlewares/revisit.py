@@ -36,10 +36,9 @@ the text does not show), ``newscrawl/revisit/<new|not_due|due_linked|already_sch
 sent by the HEAD probe for a sample of "unchanged" answers):
 ``newscrawl/revisit/<changed|unchanged>/verified``, ``newscrawl/headprobe/verify_match`` (the
 text confirmed "unchanged") and ``newscrawl/headprobe/verify_mismatch`` (it changed while the
-validators said not: the host's validators are distrusted; ``newscrawl/headprobe/caught_lying``
-and one WARNING per host). Every 200 answer of a
-host until it shows a validator tells the host's policy whether it had one (``ETag`` or valid
-``Last-Modified``): a host that sends none is learned as a ``fingerprint`` host.
+validators said not: distrusted, ``caught_lying`` and one WARNING per host). Every 200 answer
+of a host until it shows a validator tells the host's policy whether it had one (``ETag`` or
+valid ``Last-Modified``): a host that sends none is learned as a ``fingerprint`` host.
 
 Scrapy's HTTP cache is refused at start (:func:`newscrawl.settingscheck.check_combinations`).
 """
@@ -93,7 +92,6 @@ class RevisitSpiderMiddleware:
         self.state = state
         self.stats = stats
         self.page_fp = page_fp
-        self._caught: set[str] = set()  # hosts caught lying this run (logged once each)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> RevisitSpiderMiddleware:
@@ -245,17 +243,14 @@ class RevisitSpiderMiddleware:
 
     def _verified(self, host: str, url: str, changed: bool, rv, validators: Validators,
                   state: RunState) -> None:
-        """A verification GET: a match, or a mismatch (logged; the host's validators are
-        distrusted), see :func:`~newscrawl.algorithms.changedetect.verify_outcome`."""
+        """A verification GET's outcome (changedetect.verify_outcome), taught to the host."""
         event = verify_outcome(Validators.from_dict(rv.get("validators")), validators, changed)
         if event is not None:
             self.stats.inc_value(f"newscrawl/headprobe/{event}")
-            if event == "verify_mismatch" and host not in self._caught:
-                self._caught.add(host)  # once per host: its pages are fetched in full from now
-                self.stats.inc_value("newscrawl/headprobe/caught_lying")
+            if event == "verify_mismatch" and not state.host_policy(host).counts.get(event):
+                self.stats.inc_value("newscrawl/headprobe/caught_lying")  # once per host
                 logger.warning("Host %s: validators say unchanged but the body changed (%s); "
-                               "they are no longer trusted: fetching its pages in full, "
-                               "verifying every unchanged answer from now on", host, url)
+                               "fetching its pages in full from now on", host, url)
             self._learn(host, event, state)
 
     def _no_page(self, response, state: RunState, seen: bool) -> None:
