@@ -75,6 +75,7 @@ def test_sigint_ends_a_batch_crawl_with_interrupted_and_what_was_saved(tmp_path)
         site.wait()
         site.stdout.close()
     out = "".join(lines)
+    (tmp_path / "crawl.log").write_text(out)  # kept for a look after a failure
     assert proc.returncode == 0, out[-3000:]
     progress = [m for m in map(_PROGRESS.search, lines) if m]
     assert len(progress) >= 2  # one a second while it ran
