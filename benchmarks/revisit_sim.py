@@ -152,6 +152,7 @@ from newscrawl.defaults import (  # noqa: E402
     NEWSCRAWL_HEADPROBE_STRIKES,
     NEWSCRAWL_HEADPROBE_VERIFY_FLOOR,
     NEWSCRAWL_HEADPROBE_VERIFY_START,
+    NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER,
     NEWSCRAWL_REVISIT_HISTORY,
     NEWSCRAWL_REVISIT_MISS_INTERVAL,
 )
@@ -520,7 +521,8 @@ def simulate_channels_crawlpath(world: World, budget: int) -> ChannelResult:
     index = DueIndex(sched, [r["fp"] for r in records])
     # "Trust, but verify" of 304 answers as middlewares/headprobe.py draws it (the defaults).
     draws = VerificationDraws(Verification(NEWSCRAWL_HEADPROBE_VERIFY_START,
-                                           NEWSCRAWL_HEADPROBE_VERIFY_FLOOR))
+                                           NEWSCRAWL_HEADPROBE_VERIFY_FLOOR,
+                                           trust_after=NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER))
 
     def learn(h: int, event: str, t: float) -> None:
         before = hosts[h]

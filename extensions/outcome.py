@@ -6,7 +6,8 @@
   page and crawl-state record are written or spilled; at ``spider_closed`` without a store): the
   run summary block (:func:`newscrawl.outcome.summary_lines`: the store's ``Results:`` line,
   this run's new / changed / unchanged articles, pages fetched, errors by kind, spilled items,
-  time, and ``result: OK`` or ``result: FAILED - why``), and the exit status in the stats
+  time, and ``result: OK``, ``result: FAILED - why`` or, for a run stopped by a signal,
+  ``result: INTERRUPTED (SIGINT); saved: …``), and the exit status in the stats
   (``newscrawl/run/exit_status``, ``newscrawl/run/failure``), which the project's ``crawl``
   command (:mod:`newscrawl.commands.crawl`) makes the process exit status.
 * While it runs, a filter on the log handlers keeps expected network failures (what Scrapy
@@ -15,6 +16,12 @@
   ``RETRY_GIVE_UP_LOG_LEVEL`` in :mod:`newscrawl.settings`; a failed robots.txt says so), logs only the first 20 "Ignoring response <404 …>" lines (the summary counts every
   error status), and removes credentials from every URL in a log line
   (:func:`newscrawl.algorithms.urls.redact_credentials`).
+
+* Which signal stopped the run: Scrapy's crawler process logs ``Received SIGINT, shutting down
+  gracefully`` (logger ``scrapy.crawler``, the signal name in the record's arguments) before
+  it closes the spider; :class:`SignalNameFilter` on that logger keeps the name in the stats
+  (:data:`newscrawl.outcome.INTERRUPTED_KEY`) for the summary. (With ``LOG_LEVEL`` above
+  ``INFO`` that line is never made: the summary says ``INTERRUPTED (shutdown)``.)
 
 Settings: ``NEWSCRAWL_OUTCOME_ENABLED`` (off raises ``NotConfigured``).
 """
@@ -30,7 +37,8 @@ from scrapy.utils.misc import load_object
 from extensions.store import StoreExtension
 from newscrawl.algorithms.urls import redact_credentials
 from newscrawl.components import require_enabled
-from newscrawl.outcome import EXIT_STATUS_KEY, FAILURE_KEY, run_outcome, summary_lines
+from newscrawl.outcome import (EXIT_STATUS_KEY, FAILURE_KEY, INTERRUPTED_KEY, run_outcome,
+                               summary_lines)
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +111,30 @@ class LogHygieneFilter(logging.Filter):
         return True
 
 
+class SignalNameFilter(logging.Filter):
+    """A filter on Scrapy's ``scrapy.crawler`` logger that passes every record and keeps the
+    name of the shutdown signal of ``Received SIGINT, shutting down gracefully`` in the stats
+    (the first one: a second signal forces an unclean stop, no summary follows).
+
+    Args:
+        stats: the crawler's stats collector.
+    """
+
+    LOGGER = "scrapy.crawler"
+
+    def __init__(self, stats: Any) -> None:
+        super().__init__()
+        self.stats = stats
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if (isinstance(args, dict) and isinstance(args.get("signame"), str)
+                and str(record.msg).startswith("Received ")
+                and self.stats.get_value(INTERRUPTED_KEY) is None):
+            self.stats.set_value(INTERRUPTED_KEY, args["signame"])
+        return True
+
+
 def _network_errors(names: list[Any]) -> tuple[type[BaseException], ...]:
     found = []
     for name in names:
@@ -127,6 +159,7 @@ class OutcomeExtension:
         self.crawler = crawler
         self.stats = crawler.stats
         self.filter = LogHygieneFilter(network_errors)
+        self.signal_filter = SignalNameFilter(crawler.stats)
         self.store: StoreExtension | None = None
         self._handlers: list[logging.Handler] = []
         self._done = False
@@ -152,11 +185,13 @@ class OutcomeExtension:
         for handler in self._handlers:
             handler.removeFilter(self.filter)
         self._handlers = []
+        logging.getLogger(SignalNameFilter.LOGGER).removeFilter(self.signal_filter)
 
     def spider_opened(self, spider: Any) -> None:
         """Install the log filter; become the store's last close step (after the crawl
         state's)."""
         self.install_filter()
+        logging.getLogger(SignalNameFilter.LOGGER).addFilter(self.signal_filter)
         self.store = self.crawler.get_extension(StoreExtension)
         if self.store is not None:
             self.store.at_close(self.finish)

@@ -106,7 +106,7 @@ class WatchExtension:
             crawler.signals.connect(getattr(ext, name), signal=getattr(signals, name))
         return ext
 
-    # -- run ------------------------------------------------------------------------------------
+    # -- run, and the timer ----------------------------------------------------------------------
 
     def spider_opened(self, spider: Any) -> None:
         run = self.crawler.get_extension(CrawlStateExtension)
@@ -124,10 +124,10 @@ class WatchExtension:
                                               self.site_rate, self.burst, dispatch=self.share is None)
         if self.duration:
             self.deadline = state.now() + self.duration
-        self.log.start(state)
-        logger.info("Watching: %s%s", f"for {self.duration:.0f} s" if self.duration
-                    else "until stopped (Ctrl-C / SIGTERM)",
-                    f", at most {state.rate.rate * 3600:.0f} requests/hour" if state.rate else "")
+        self.log.start(state, watch_end=self.deadline)  # (issue 20: what comes next)
+        logger.info("Watching: %s%s%s", f"for {self.duration:.0f} s" if self.duration else "until "
+                    "stopped (Ctrl-C / SIGTERM)", f", at most {state.rate.rate * 3600:.0f} requests/"
+                    "hour" if state.rate else "", f" ({state.rate_note})" if state.rate_note else "")
 
     def spider_idle(self, spider: Any) -> None:
         """Keep the spider open while watching (the heap's timer feeds it)."""
@@ -171,8 +171,6 @@ class WatchExtension:
         if isinstance(due, (int, float)) and (
                 self._wake_time is None or due < self._wake_time - 0.05):
             self._wake_in(max(due - state.now(), 0.0))
-
-    # -- the timer ------------------------------------------------------------------------------
 
     def _wake_in(self, delay: float) -> None:
         if self.closing or self.state is None:

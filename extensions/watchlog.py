@@ -5,11 +5,19 @@ Every ``NEWSCRAWL_WATCH_LOG_INTERVAL`` seconds (default 60) a watched crawl
 fetched for the first time), requests sent (Scrapy's ``downloader/request_count``, HEAD probes
 and robots.txt included), the use of the request rate (``-a rate=N``: requests counted against it
 / requests it allowed), and the median and p90 publication → capture delay of the articles
-captured in the last hour whose publication time the page gives (others are left out).
+captured in the last hour whose publication time the page gives (others are left out) — and
+what comes next (:mod:`newscrawl.algorithms.watchstatus`): ``next visit 11:33:10 UTC; 33 sources
+not due``; a minute without a request says instead why the watch is idle and when it looks
+again (nothing due before a time, pages waiting for the request rate's next token, answers in
+flight, nothing to watch). Once, when every source known has been visited (the first sweep):
+``First sweep done: watching N sources, first revisits in a–b s, budget N/h`` (the budget is
+the request rate, ``-a rate``, when there is one).
 
 Stats: ``newscrawl/watch/new_articles`` (total), ``newscrawl/watch/requests_last_interval``,
 ``newscrawl/watch/budget_use`` (0..1 of the last interval), ``newscrawl/watch/delay_median`` and
-``newscrawl/watch/delay_p90`` (seconds, last hour), ``newscrawl/watch/delay_samples``.
+``newscrawl/watch/delay_p90`` (seconds, last hour), ``newscrawl/watch/delay_samples``,
+``newscrawl/watch/sources_not_due``, ``newscrawl/watch/idle_intervals`` (lines with no request),
+``newscrawl/watch/first_sweep_seconds`` (start to the end of the first sweep).
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ from typing import Any
 from scrapy.utils.asyncio import create_looping_call
 
 from newscrawl.algorithms.watch import DelayWindow, quantile
+from newscrawl.algorithms.watchstatus import (first_sweep, first_sweep_line, idle_reason, outlook,
+                                              outlook_text)
 from newscrawl.crawlstate import RunState
 
 logger = logging.getLogger(__name__)
@@ -45,19 +55,65 @@ class WatchLog:
         self._new = 0
         self._requests = 0
         self._spent = 0
+        self._started = 0.0
+        self.watch_end: float | None = None
+        self.sweep_line: str | None = None
+        self._sweep_loop: Any = None
 
-    def start(self, state: RunState) -> None:
-        """Begin logging every ``interval`` seconds."""
+    def start(self, state: RunState, *, watch_end: float | None = None) -> None:
+        """Begin logging every ``interval`` seconds (``watch_end``: epoch seconds the watch
+        stops at, None until stopped), and watch for the end of the first sweep (every second
+        until it is done)."""
         self.state = state
+        self.watch_end = watch_end
+        self._started = state.now()
         self._requests = int(self.stats.get_value("downloader/request_count") or 0)
         self._spent = state.spent
         self._loop = create_looping_call(self.emit)
         self._loop.start(self.interval, now=False)
+        self._sweep_loop = create_looping_call(self.check_sweep)
+        self._sweep_loop.start(1.0, now=False)
 
     def stop(self) -> None:
         """Stop logging (the crawl closes)."""
-        if self._loop is not None and self._loop.running:
-            self._loop.stop()
+        for loop in (self._loop, self._sweep_loop):
+            if loop is not None and loop.running:
+                loop.stop()
+
+    def check_sweep(self) -> str | None:
+        """Log the first-sweep line once every known source was visited (and return it)."""
+        state = self.state
+        if state is None or self.sweep_line is not None or not getattr(state, "loaded", True):
+            return None
+        now = state.now()
+        sweep = first_sweep(state.records.values(), now, expanding=len(state.expanding))
+        if not sweep.done:
+            return None
+        rate = state.rate
+        self.sweep_line = first_sweep_line(
+            sweep, budget_per_hour=rate.rate * 3600.0 if rate is not None else None,
+            why=getattr(state, "rate_note", ""))
+        self.stats.set_value(f"{_PREFIX}/first_sweep_seconds", round(now - self._started, 1))
+        if self._sweep_loop is not None and self._sweep_loop.running:
+            self._sweep_loop.stop()
+        logger.info("%s", self.sweep_line)
+        return self.sweep_line
+
+    def next_text(self, sent: int) -> str:
+        """What comes next (a watch that sent ``sent`` requests in the interval), or why it is
+        idle when ``sent`` is 0."""
+        state = self.state
+        if state is None:
+            return "nothing to watch yet"
+        now = state.now()
+        ahead = outlook(state.records.values(), now, requested=state.scheduled,
+                        in_flight=len(state.scheduled))
+        self.stats.set_value(f"{_PREFIX}/sources_not_due", ahead.sources_not_due)
+        if sent:
+            return outlook_text(ahead)
+        self.stats.inc_value(f"{_PREFIX}/idle_intervals")
+        wait = state.rate.wait(now) if state.rate is not None else None
+        return idle_reason(ahead, now, token_wait=wait, watch_end=self.watch_end)
 
     def visited(self, record: dict[str, Any], now: float) -> None:
         """One visit recorded: an article fetched for the first time is a new article, and its
@@ -98,7 +154,7 @@ class WatchLog:
         else:
             delay = "publication->capture delay: no dated article in the last hour"
         line = (f"Watch: {self._new} new article(s), {sent} request(s) in the last "
-                f"{self.interval:.0f} s{budget}; {delay}")
+                f"{self.interval:.0f} s{budget}; {delay}; {self.next_text(sent)}")
         self._new = 0
         logger.info("%s", line)
         return line

@@ -2,8 +2,9 @@
 
 Every request the scheduler hands to the downloader counts one: a page visit, however
 :mod:`middlewares.headprobe` carries it out (a HEAD alone when the page did not change, a
-conditional GET, a HEAD and then a GET), a redirect or a retry. robots.txt requests, the HEAD
-side requests and the verification GET after a 304 (parts of a visit already counted) are free.
+conditional GET, a HEAD and then a GET), a redirect or a retry. robots.txt requests and the HEAD
+side requests (parts of a visit already counted) are free; a verification GET (marked
+``VERIFY``) passes here because :mod:`middlewares.headprobe` paid for it when it drew it.
 Once the budget is spent, requests are refused with :class:`~scrapy.exceptions.IgnoreRequest`; the pages they were for keep their
 to-visit records and are due in the next run.
 

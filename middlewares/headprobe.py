@@ -23,23 +23,20 @@ policy (:class:`newscrawl.algorithms.changedetect.HostPolicy`, kept in the run's
   validators; ``304 Not Modified`` is recorded as unchanged and goes no further.
 * ``fingerprint`` — a plain GET; the spider middleware compares the content fingerprint.
 
-Trust, but verify: a page a HEAD or a 304 said unchanged gets a full GET anyway when the
-host's verification sample picks it
-(:class:`~newscrawl.algorithms.changedetect.Verification`, settings
-``NEWSCRAWL_HEADPROBE_VERIFY_START`` / ``_FLOOR``): after a HEAD the GET goes on, after a 304 the
-page is requested again without the conditional headers; both carry
-:data:`newscrawl.meta.VERIFY` and the spider middleware compares their text (a mismatch
-distrusts the host's validators).
+Validators earn trust: an "unchanged" HEAD or 304 gets a full GET anyway when the host's sample
+picks it (:class:`~newscrawl.algorithms.changedetect.Verification`,
+``NEWSCRAWL_HEADPROBE_VERIFY_*``; the GET goes on / the page is asked again without conditions,
+marked :data:`newscrawl.meta.VERIFY`; paid from the budget here).
 
 A known page stored without a validator (no ``ETag`` nor valid ``Last-Modified``; a
 ``Content-Length`` alone cannot prove "unchanged") is fetched with a plain GET at once. A
 ``Last-Modified`` later than the answer's ``Date`` (the wall clock without one), or at the epoch,
 is no validator: never stored, never sent as ``If-Modified-Since``. Each recorded visit names
-the validator that decided it (``etag``, ``last-modified``; record field ``validator``). Hosts move from ``head`` to ``conditional`` to ``fingerprint`` on
-evidence the spider middleware collects (a HEAD or conditional GET that claimed a change the
-text does not show; HEAD and GET validators that disagree), see
-:func:`~newscrawl.algorithms.changedetect.learn_host`. Failed answers (status >= 400 after
-retries, download errors) of every tracked request are recorded as failed visits here.
+the validator that decided it (record field ``validator``). Hosts move from ``head`` to
+``conditional`` to ``fingerprint`` on evidence the spider middleware collects (a HEAD or
+conditional GET that claimed a change the text does not show; HEAD and GET validators that
+disagree; :func:`~newscrawl.algorithms.changedetect.learn_host`). Failed answers (status >= 400
+after retries, download errors) of every tracked request are recorded as failed visits here.
 
 Order: give it a priority below ``RetryMiddleware`` (550), e.g. 540, so ``process_response``
 sees final answers only, and above ``DefaultHeadersMiddleware`` (400) / ``UserAgentMiddleware``
@@ -53,7 +50,7 @@ could not tell), ``conditional`` (conditional GETs sent), ``not_modified`` (304 
 ``fingerprint`` (plain GETs of known pages), ``gone`` (HEAD answered 404/410),
 ``head_<refused|no_validators|zero_length|no_length>``, ``host/<mode>`` (hosts switched), and
 ``newscrawl/revisit/failed`` (failed visits recorded), ``verify`` (verification GETs sent;
-their outcome is counted by the spider middleware: ``verify_match`` / ``verify_mismatch``).
+outcomes: ``verify_match`` / ``verify_mismatch`` / ``caught_lying``), ``verify_no_budget``.
 """
 
 from __future__ import annotations
@@ -105,8 +102,7 @@ class HeadProbeMiddleware:
                  verify: Verification | None = None) -> None:
         self.state = state
         self.stats = stats
-        #: which "unchanged" pages get a full GET anyway (default: no verification)
-        self.verify = VerificationDraws(verify or Verification(0.0, 0.0))
+        self.verify = VerificationDraws(verify or Verification(0.0, 0.0))  # default: none
         #: sends the HEAD side requests (``crawler.engine.download_async``, as Scrapy's
         #: RobotsTxtMiddleware does: the engine is built after its middlewares)
         self.crawler = crawler
@@ -117,8 +113,9 @@ class HeadProbeMiddleware:
     def from_crawler(cls, crawler: Any) -> HeadProbeMiddleware:
         require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED", "NEWSCRAWL_HEADPROBE_ENABLED")
         run = require_extension(crawler, CrawlStateExtension)
-        verify = Verification(**settings_kwargs(crawler.settings, "NEWSCRAWL_HEADPROBE_VERIFY_",
-                                                "start", "floor"))
+        verify = Verification(**settings_kwargs(
+            crawler.settings, "NEWSCRAWL_HEADPROBE_VERIFY_", "start", "floor",
+            trust_after="NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER"))
         return cls(run.state, crawler.stats, crawler, verify=verify)
 
     def _inc(self, key: str) -> None:
@@ -227,9 +224,14 @@ class HeadProbeMiddleware:
     def _verifying(self, request: Request, host: str, validator: str) -> bool:
         """True (and the request marked :data:`newscrawl.meta.VERIFY`) when the host's
         verification sample picks this "unchanged" page for a full GET anyway."""
-        rv = request.meta[meta.REVISIT]
-        if not self.verify.sample(host, self.state.host_policy(host), rv["fp"],
+        rv, state = request.meta[meta.REVISIT], self.state
+        if not self.verify.sample(host, state.host_policy(host), rv["fp"],
                                   int(rv.get("visits") or 0)):
+            return False
+        if (state.budget is not None or state.rate is not None) \
+                and not state.spend(registered_domain(host)):  # (budget.py lets VERIFY pass)
+            self.verify.cancel(host)
+            self._inc("verify_no_budget")
             return False
         request.meta[meta.VERIFY] = validator
         self._inc("verify")

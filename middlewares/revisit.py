@@ -31,7 +31,7 @@ text does not show), ``new``, ``not_due``, ``due_linked``, ``already_scheduled``
 dispatcher), ``dropped_unchanged_items``, ``<changed|unchanged>/verified`` (verification GETs,
 :data:`newscrawl.meta.VERIFY`, sent by the HEAD probe for a sample of "unchanged" answers);
 ``newscrawl/headprobe/verify_match`` / ``verify_mismatch`` (the text changed while the validators
-said not: logged, the host's validators distrusted). Every 200 answer of a host until it shows a
+said not: distrusted, ``caught_lying``, one WARNING per host). Every 200 answer of a host until it shows a
 validator (``ETag`` or valid ``Last-Modified``) tells its policy; one that sends none is learned
 as a ``fingerprint`` host.
 
@@ -238,14 +238,14 @@ class RevisitSpiderMiddleware:
 
     def _verified(self, host: str, url: str, changed: bool, rv, validators: Validators,
                   state: RunState) -> None:
-        """A verification GET: a match, or a mismatch (logged; the host's validators are
-        distrusted), see :func:`~newscrawl.algorithms.changedetect.verify_outcome`."""
+        """A verification GET's outcome (changedetect.verify_outcome), taught to the host."""
         event = verify_outcome(Validators.from_dict(rv.get("validators")), validators, changed)
         if event is not None:
             self.stats.inc_value(f"newscrawl/headprobe/{event}")
-            if changed:
-                logger.warning("Host %s: its validators said %s was unchanged, its text "
-                               "changed; they are no longer trusted", host, url)
+            if event == "verify_mismatch" and not state.host_policy(host).counts.get(event):
+                self.stats.inc_value("newscrawl/headprobe/caught_lying")  # once per host
+                logger.warning("Host %s: validators say unchanged but the body changed (%s); "
+                               "fetching its pages in full from now on", host, url)
             self._learn(host, event, state)
 
     def _no_page(self, response, state: RunState, seen: bool) -> None:

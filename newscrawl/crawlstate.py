@@ -289,6 +289,8 @@ class RunState:
         #: article links are handed to its dispatcher (:meth:`found`), which sends news before
         #: backlog within the request rate, instead of going to Scrapy's scheduler.
         self.watching = False
+        #: where the request rate of a watched crawl came from, when not from ``-a rate``
+        self.rate_note = ""
         #: article links found in this run: on a source's first visit (backlog) / on a revisit
         self.found_counts: dict[str, int] = {"news": 0, "backlog": 0}
         # The durable frontier (see :meth:`drain`): records of pages whose output is still being
@@ -441,6 +443,8 @@ class RunState:
         if default:
             self.rate = RateBudget(site_rate * max(len(sites), 1), now=self.now(),
                                    burst_seconds=burst_seconds)
+            self.rate_note = (f"no -a rate: {max(len(sites), 1)} site(s) x {site_rate:.0f}/h, "
+                              "NEWSCRAWL_WATCH_SITE_RATE")
         elif self.rate is not None:
             self.rate.burst_seconds = burst_seconds
             self.rate.set_rate(self.rate.rate * 3600.0)

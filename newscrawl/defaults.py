@@ -257,13 +257,18 @@ NEWSCRAWL_HEADPROBE_ENABLED = True
 #: distrusted (HEAD said changed but the text was the same; conditional GET answered 200 with the
 #: same text). One refused HEAD, or one without usable validators, is enough on its own.
 NEWSCRAWL_HEADPROBE_STRIKES = 2
-#: Verification of "unchanged" (trust, but verify): the share of a host's HEAD- or
-#: 304-"unchanged" pages fetched with a full GET anyway, halved after each GET that confirmed
-#: "unchanged", never below the floor (probabilities 0..1; a deterministic draw per page and
-#: visit). A GET that finds changed text distrusts the host's validators (fingerprint mode).
-#: Both 0: no verification; both 1: every "unchanged" answer verified.
+#: Verification of "unchanged" (trust, but verify; validators earn trust): a host's first
+#: TRUST_AFTER HEAD- or 304-"unchanged" answers (a count) are all fetched with a full GET anyway;
+#: once they confirmed "unchanged", START is the share verified (probability 0..1), halved after
+#: each further confirmed match, never below FLOOR (a deterministic draw per page and visit). A
+#: GET that finds changed text under the same validators catches the host lying: one WARNING,
+#: its validators are distrusted (fingerprint mode: every page fetched in full from then on).
+#: Each verification GET costs one request of the budget / request rate (none left: not verified
+#: this time). START 0: no verification (the FLOOR rate only; both 0: none); START = FLOOR = 1:
+#: every "unchanged" answer verified.
 NEWSCRAWL_HEADPROBE_VERIFY_START = 0.5
 NEWSCRAWL_HEADPROBE_VERIFY_FLOOR = 0.01
+NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER = 3
 #: ``inplace`` (即时更新: writes go straight into the live collections) or ``shadow`` (备份式更新,
 #: seed 002 §2: a run writes to the ``staging`` collection; at its end the run is merged into
 #: the live collections in one transaction when the server has them).
@@ -310,6 +315,9 @@ NEWSCRAWL_WATCH_REFERENCE_INTERVAL = 60.0
 #: Seconds between the status lines (new articles, requests, rate use, publication→capture
 #: delay of the last hour).
 NEWSCRAWL_WATCH_LOG_INTERVAL = 60.0
+#: Seconds between the progress lines of a batch (non-watch) crawl: pages fetched, items
+#: stored, frontier size, requests in flight (extensions/progress.py); 0: no progress lines.
+NEWSCRAWL_PROGRESS_INTERVAL = 10.0
 #: A page requested this long ago and still not visited (its request was lost on the way:
 #: robots.txt, a duplicate filter) may be requested again (seconds).
 NEWSCRAWL_WATCH_STALE_AFTER = 300.0

@@ -16,7 +16,9 @@ A run **failed** (exit status :data:`EXIT_FAILED`) when
 
 A crawl that cannot start (a bad argument, setting or seeds file) exits with
 :data:`EXIT_USAGE` before any of this. An interrupted run (``shutdown``: Ctrl-C, SIGTERM) is not
-a failure by itself: a monitor is stopped that way.
+a failure by itself: a monitor is stopped that way. Its summary ends
+``result: INTERRUPTED (SIGINT); saved: …`` (the signal as :mod:`extensions.outcome` saw it in
+:data:`INTERRUPTED_KEY`) with what was written before the end (articles, crawl-state records).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ GOOD_FINISH_REASONS = frozenset({
 EXIT_STATUS_KEY = "newscrawl/run/exit_status"
 #: Stats key holding the one line saying why the run failed.
 FAILURE_KEY = "newscrawl/run/failure"
+#: Stats key holding the name of the signal that stopped the run (``SIGINT``, ``SIGTERM``).
+INTERRUPTED_KEY = "newscrawl/run/interrupted"
 
 #: Plain words for the exceptions of failed downloads.
 _ERROR_HINTS = {
@@ -197,5 +201,37 @@ def summary_lines(stats: Mapping[str, Any]) -> list[str]:
         lines.append(f"spilled: {spilled} item(s), {state_spilled} crawl-state record(s) "
                      f"(written at the next start on this store)")
     outcome = run_outcome(stats)
-    lines.append("result: OK" if outcome.status == 0 else f"result: FAILED - {outcome.why}")
+    why = interrupted(stats)
+    if outcome.status != 0:
+        lines.append(f"result: FAILED - {outcome.why}" + (f" (interrupted: {why})" if why else ""))
+    elif why:
+        lines.append(f"result: INTERRUPTED ({why}); saved: {saved(stats)}")
+    else:
+        lines.append("result: OK")
     return lines
+
+
+def interrupted(stats: Mapping[str, Any]) -> str | None:
+    """What stopped an interrupted run (the signal's name, ``shutdown`` when the engine was
+    closed that way without one), or None for a run that ended by itself.
+
+    >>> interrupted({"finish_reason": "shutdown", INTERRUPTED_KEY: "SIGINT"})
+    'SIGINT'
+    >>> interrupted({"finish_reason": "finished"}) is None
+    True
+    """
+    if str(stats.get("finish_reason") or "") != "shutdown":
+        return None
+    return str(stats.get(INTERRUPTED_KEY) or "shutdown")
+
+
+def saved(stats: Mapping[str, Any]) -> str:
+    """What a run wrote before it ended, in one phrase (articles and crawl-state records; what
+    could not be written makes the run FAILED, :func:`store_problem`).
+
+    >>> saved({"newscrawl/store/articles": 12, "newscrawl/crawlstate/written": 40})
+    '12 article(s) and 40 crawl-state record(s) written to the store'
+    """
+    return (f"{_int(stats, 'newscrawl/store/articles')} article(s) and "
+            f"{_int(stats, 'newscrawl/crawlstate/written')} crawl-state record(s) written to "
+            "the store")

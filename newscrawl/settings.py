@@ -84,6 +84,8 @@ EXTENSIONS = {
     "extensions.watch.WatchExtension": 130,
     # The run summary and the exit status (the crawl command below makes it the process's).
     "extensions.outcome.OutcomeExtension": 140,
+    # A batch crawl's progress line every NEWSCRAWL_PROGRESS_INTERVAL seconds.
+    "extensions.progress.ProgressExtension": 150,
 }
 # `scrapy crawl` exits non-zero when the run failed (newscrawl/outcome.py) and says why in one
 # line, also when it cannot start (bad argument, setting or seeds): newscrawl/commands/crawl.py.

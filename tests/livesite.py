@@ -17,7 +17,11 @@ Channel ``k`` of host ``h`` publishes as a Poisson process of rate ``rates[h][k]
 shaped by a compressed daily cycle ``1 + amplitude · sin(2π (t − start) / day + phase_h)``.
 Some articles are corrected ``correct_after`` seconds after publication (text and
 ``Last-Modified`` change). Hosts answer ``ETag`` / ``Last-Modified`` and 304 to conditional GETs,
-except the host listed as ``no_validators``; the host listed as ``no_head`` answers HEAD 405.
+except the host listed as ``no_validators``; the host listed as ``no_head`` answers HEAD 405; the
+host listed as ``lying`` keeps the ``ETag``, ``Last-Modified`` (and the HEAD / 304
+``Content-Length``) of each page's first answer for ever while its body changes (a cache in front
+of it that never learns of edits): its HEADs and conditional GETs say "unchanged", its full
+answers carry the new body under the old validators.
 
 Feeds mode (config ``feeds: true``; off by default, and then nothing below exists: the pages and
 robots.txt are byte for byte those of a site without feeds): the home page announces an RSS 2.0
@@ -33,7 +37,7 @@ Config keys: ``hosts`` (list of loopback addresses), ``rates`` (per host, a list
 minute per channel), ``duration`` (seconds of schedule to draw), ``day`` (seconds of one
 compressed day), ``amplitude`` (0..1), ``index_size``, ``initial`` (articles per channel already
 published at start), ``correct_share`` (0..1), ``correct_after`` (seconds), ``no_validators``,
-``no_head`` (a host or empty), ``seed``, ``article_delay`` (seconds each article answer is held
+``no_head``, ``lying`` (a host or empty), ``seed``, ``article_delay`` (seconds each article answer is held
 back: a window in which article requests are in flight, for crash tests; default 0), ``feeds``
 (bool, default false), ``feed_size``, ``sitemap_size``,
 ``port`` (the same port on every host; default 0: a free port each).
@@ -106,6 +110,8 @@ class Site(resource.Resource):
                 self.by_path[a["path"]] = a
         self.validators = host != cfg.get("no_validators")
         self.head_ok = host != cfg.get("no_head")
+        self.lying = host == cfg.get("lying")
+        self.frozen: dict[str, tuple[str, str, int]] = {}  # path -> first (etag, lm, length)
         self.feeds = bool(cfg.get("feeds", False))
 
     def _newest(self, channel: int | None, now: float, size: int) -> list[dict]:
@@ -207,6 +213,7 @@ class Site(resource.Resource):
         path = request.path.decode("latin-1")
         method = request.method.decode()
         listed: list[int] = []
+        length: int | None = None  # the Content-Length a HEAD answers (a lying host's: frozen)
         base = f"http://{self.host}:{request.getHost().port}"
         if path == "/robots.txt":
             status, body = 200, b"User-agent: *\nAllow: /\n"
@@ -221,9 +228,12 @@ class Site(resource.Resource):
                 body, modified, listed = page
                 status = 200
                 request.setHeader(b"content-type", _content_type(path))
+                length = len(body)
                 if self.validators:
                     etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
                     lm = formatdate(modified or 1.0e9, usegmt=True)
+                    if self.lying:
+                        etag, lm, length = self.frozen.setdefault(path, (etag, lm, length))
                     request.setHeader(b"etag", etag.encode())
                     request.setHeader(b"last-modified", lm.encode())
                     if request.getHeader(b"if-none-match") == etag.encode():
@@ -235,7 +245,8 @@ class Site(resource.Resource):
         self.log.flush()
         request.setResponseCode(status)
         if method == "HEAD" or status == 304:
-            request.setHeader(b"content-length", str(len(body)).encode())
+            size = length if length is not None and status == 200 else len(body)
+            request.setHeader(b"content-length", str(size).encode())
             return b""
         delay = float(self.cfg.get("article_delay", 0))
         if delay > 0 and path in self.by_path:

@@ -20,6 +20,7 @@ from newscrawl.algorithms.changedetect import (
     HostPolicy,
     Validators,
     Verification,
+    VerificationDraws,
     compare,
     compare_validators,
     conditional_headers,
@@ -29,6 +30,7 @@ from newscrawl.algorithms.changedetect import (
     parse_http_date,
     text_fingerprint,
     validators_agree,
+    verify_outcome,
     version_diff,
 )
 from newscrawl.algorithms.changedetect import _normal_text
@@ -258,7 +260,7 @@ def test_one_verify_mismatch_distrusts_the_validators(start_mode_events):
 
 
 def test_verification_rate_halves_per_confirmed_match_down_to_the_floor():
-    verify = Verification(start=0.8, floor=0.05)
+    verify = Verification(start=0.8, floor=0.05, trust_after=0)
     assert [verify.rate(m) for m in range(6)] == [0.8, 0.4, 0.2, 0.1, 0.05, 0.05]
     policy = HostPolicy()
     rates = []
@@ -270,15 +272,87 @@ def test_verification_rate_halves_per_confirmed_match_down_to_the_floor():
         Verification(start=1.5)
     with pytest.raises(ValueError):
         Verification(floor=-0.1)
+    with pytest.raises(ValueError):
+        Verification(trust_after=-1)
+
+
+def test_validators_earn_trust_an_unproven_host_is_verified_every_time_until_trust_after():
+    verify = Verification(start=0.5, floor=0.01, trust_after=3)
+    # unproven: 1.0 for the first three confirmed matches, then start, halving to the floor
+    assert [verify.rate(m) for m in range(7)] == [1.0, 1.0, 1.0, 0.5, 0.25, 0.125, 0.0625]
+    assert verify.rate(40) == 0.01
+    pages = [f"{i:016x}" for i in range(200)]
+    policy = HostPolicy()
+    assert all(verify.sample(policy, p, 1) for p in pages)  # every draw of an unproven host
+    for _ in range(3):
+        policy = learn_host(policy, "verify_match")
+    picked = sum(verify.sample(policy, p, 1) for p in pages)
+    assert 60 < picked < 140  # trusted: about half at the start rate
+    # off: start 0 means no verification, also for an unproven host
+    assert not any(Verification(0.0, 0.0, trust_after=3).sample(HostPolicy(), p, 1) for p in pages)
+
+
+def test_a_host_caught_lying_is_verified_every_time_whatever_its_matches():
+    verify = Verification(start=0.5, floor=0.01, trust_after=3)
+    policy = HostPolicy()
+    for _ in range(30):  # long trusted: near the floor
+        policy = learn_host(policy, "verify_match")
+    pages = [f"{i:016x}" for i in range(200)]
+    assert sum(verify.sample(policy, p, 1) for p in pages) < 10
+    caught = learn_host(policy, "verify_mismatch")
+    assert verify.rate(30, mismatches=1) == 1.0
+    assert all(verify.sample(caught, p, 1) for p in pages)
+    assert caught.mode == FINGERPRINT  # and the host's pages are fetched in full anyway
+
+
+def test_a_lying_host_is_caught_within_three_revisits():
+    """A host whose validators lie: HEAD / 304 keep ETag, Last-Modified and length while the
+    page changed. Simulated revisits of its pages with the crawl's objects (the draws, the
+    outcome, the host's learning): the first "unchanged" answer that hides a change is verified
+    and catches it, however the host's earlier answers went (up to trust_after - 1 honest
+    "unchanged" before it)."""
+    stale = Validators('"v1"', "Tue, 01 Oct 2024 08:00:00 GMT", 5000)
+    for honest_before in range(3):
+        draws = VerificationDraws(Verification(0.5, 0.01, trust_after=3))
+        policy = HostPolicy(mode=HEAD, learned=True)
+        caught_at = None
+        for revisit in range(1, 10):
+            page_changed = revisit > honest_before  # the first ones really did not change
+            assert compare(stale, stale)[0] == UNCHANGED  # what the lying HEAD says every time
+            if not draws.sample("liar", policy, f"page{revisit % 2}", revisit):
+                continue
+            event = verify_outcome(stale, stale, page_changed)
+            policy = learn_host(policy, event)
+            if event == "verify_mismatch":
+                caught_at = revisit
+                break
+        assert caught_at == honest_before + 1 <= 3
+        assert policy.mode == FINGERPRINT
+
+
+def test_a_verification_draw_taken_back_is_no_longer_pending():
+    draws = VerificationDraws(Verification(0.5, 0.01, trust_after=3))
+    policy = HostPolicy()
+    assert draws.sample("h", policy, "p1", 1) and draws.pending("h", policy) == 1
+    draws.cancel("h")
+    assert draws.pending("h", policy) == 0
+    draws.cancel("h")  # nothing to take back: no error, never negative
+    assert draws.pending("h", policy) == 0
+
+
+def test_a_full_answer_whose_length_changed_under_the_same_etag_is_a_lie():
+    stored = Validators('"v1"', None, 5000)
+    assert verify_outcome(stored, Validators('"v1"', None, 5123), True) == "verify_mismatch"
+    assert verify_outcome(stored, Validators('"v2"', None, 5123), True) is None  # it changed since
 
 
 def test_verification_draws_are_deterministic_uniform_and_seeded():
-    verify = Verification(start=0.25, floor=0.25)
+    verify = Verification(start=0.25, floor=0.25, trust_after=0)
     pages = [f"{i:016x}" for i in range(4000)]
     picked = [p for p in pages if verify.sample(HostPolicy(), p, 2)]
     assert picked == [p for p in pages if verify.sample(HostPolicy(), p, 2)]  # same draw again
     assert 900 < len(picked) < 1100  # about a quarter
-    assert picked != [p for p in pages if Verification(0.25, 0.25, seed="x").sample(
+    assert picked != [p for p in pages if Verification(0.25, 0.25, seed="x", trust_after=0).sample(
         HostPolicy(), p, 2)]
     assert picked != [p for p in pages if verify.sample(HostPolicy(), p, 3)]  # next visit
     assert all(0.0 <= verify.draw(p, 1) < 1.0 for p in pages[:100])

@@ -56,7 +56,7 @@ def _stat(crawler, key):
 
 
 def test_unchanged_head_saves_the_get():
-    crawler = _crawler()
+    crawler = _crawler(NEVER)  # no verification draw
     crawler.engine.download_async = AsyncMock(return_value=_head_answer(
         ETag='"v1"', **{"Last-Modified": LM, "Content-Length": "500"}))
     mw = HeadProbeMiddleware.from_crawler(crawler)
@@ -139,7 +139,7 @@ def test_head_404_means_gone_no_get():
 
 
 def test_304_is_unchanged_and_errors_are_misses():
-    crawler = _crawler()
+    crawler = _crawler(NEVER)  # no verification draw
     mw = HeadProbeMiddleware.from_crawler(crawler)
     request = _request()
     request.meta[meta.REVISIT_HOW] = "conditional"
@@ -239,3 +239,68 @@ def test_a_sampled_304_is_requested_again_without_conditions():
     assert crawler.stats.get_value("newscrawl/revisit/unchanged/conditional") is None
     assert _run(mw.process_request(again)) is None  # passes the probe untouched
     assert b"If-None-Match" not in again.headers
+
+
+# --- validators earn trust (issue 20) ------------------------------------------------------
+
+def _page_request(n):
+    url = f"https://news.example/politik/2024-10-01/artikel-{n}.html"
+    return Request(url, meta={meta.ROLE: "content",
+                              meta.REVISIT: {"fp": f"f{n}", "url": url, "known": True, "visits": 2,
+                                             "validators": STORED, "fingerprint": "x"}})
+
+
+def test_an_unproven_hosts_first_three_unchanged_answers_are_all_verified():
+    crawler = _crawler()  # the defaults: NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER = 3
+    crawler.engine.download_async = AsyncMock(return_value=_head_answer(
+        ETag='"v1"', **{"Last-Modified": LM, "Content-Length": "500"}))
+    mw = HeadProbeMiddleware.from_crawler(crawler)
+    requests = [_page_request(n) for n in range(3)]
+    for request in requests:  # unchanged HEADs, the verification GETs not answered yet
+        assert _run(mw.process_request(request)) is None
+    assert all(r.meta[meta.VERIFY] == "etag" for r in requests)
+    assert (_stat(crawler, "verify"), _stat(crawler, "skipped")) == (3, 0)
+    # once three verifications confirmed "unchanged" the host is trusted: sampled rarely
+    state = _state(crawler)
+    for _ in range(3):
+        state.learn("news.example", "verify_match")
+    later = [_page_request(n) for n in range(3, 40)]
+    verified = 0
+    for request in later:
+        try:
+            _run(mw.process_request(request))
+            verified += 1
+        except IgnoreRequest:
+            pass
+    assert verified < len(later) // 2 and _stat(crawler, "skipped") == len(later) - verified
+
+
+def test_a_verification_get_is_paid_from_the_budget_and_skipped_without_one():
+    crawler = _crawler(ALWAYS)
+    crawler.engine.download_async = AsyncMock(return_value=_head_answer(
+        ETag='"v1"', **{"Last-Modified": LM, "Content-Length": "500"}))
+    state = _state(crawler)
+    state.budget, state.spent = 2, 0
+    mw = HeadProbeMiddleware.from_crawler(crawler)
+    assert _run(mw.process_request(_page_request(1))) is None  # verified: one unit spent
+    assert state.spent == 1 and _stat(crawler, "verify") == 1
+    state.spent = 2  # the budget is spent: the next "unchanged" is taken as it is
+    with pytest.raises(IgnoreRequest):
+        _run(mw.process_request(_page_request(2)))
+    assert state.spent == 2 and _stat(crawler, "verify_no_budget") == 1
+    assert mw.verify.pending("news.example", state.host_policy("news.example")) == 1
+    # a 304 picked for verification pays too; without a unit it is the 304's "unchanged"
+    request = _page_request(3)
+    request.meta[meta.REVISIT_HOW] = "conditional"
+    with pytest.raises(IgnoreRequest):
+        mw.process_response(request, Response(request.url, status=304))
+    assert _stat(crawler, "verify_no_budget") == 2
+    state.budget = 10
+    again = mw.process_response(_cond(4), Response(_cond(4).url, status=304))
+    assert isinstance(again, Request) and again.meta[meta.VERIFY] and state.spent == 3
+
+
+def _cond(n):
+    request = _page_request(n)
+    request.meta[meta.REVISIT_HOW] = "conditional"
+    return request

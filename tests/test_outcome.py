@@ -139,3 +139,42 @@ def test_ignored_error_answers_are_logged_up_to_the_cap_and_counted_once_per_rec
     # other lines of the same logger level and other loggers are never dropped
     other = logging.LogRecord("scrapy.core.engine", logging.INFO, __file__, 1, "Closing spider", (), None)
     assert hygiene.filter(other)
+
+
+def test_an_interrupted_run_says_so_with_the_signal_and_what_was_saved():
+    stats = {**GOOD, "finish_reason": "shutdown", "newscrawl/run/interrupted": "SIGINT",
+             "newscrawl/crawlstate/written": 30}
+    assert run_outcome(stats).status == 0  # a monitor is stopped that way: not a failure
+    assert summary_lines(stats)[-1] == (
+        "result: INTERRUPTED (SIGINT); saved: 9 article(s) and 30 crawl-state record(s) written "
+        "to the store")
+    # closed as "shutdown" without a signal seen; and a finished run is not interrupted
+    assert summary_lines({**GOOD, "finish_reason": "shutdown"})[-1].startswith(
+        "result: INTERRUPTED (shutdown); saved: 9 article(s)")
+    assert summary_lines({**GOOD, "newscrawl/run/interrupted": "SIGINT"})[-1] == "result: OK"
+    # a failed run stays FAILED, and says it was interrupted
+    failed = {**NO_NETWORK, "finish_reason": "shutdown", "newscrawl/run/interrupted": "SIGTERM"}
+    assert summary_lines(failed)[-1].startswith("result: FAILED - fetched nothing")
+    assert summary_lines(failed)[-1].endswith("(interrupted: SIGTERM)")
+
+
+def test_the_signal_name_is_taken_from_scrapys_shutdown_line():
+    from scrapy.utils.test import get_crawler
+
+    from extensions.outcome import SignalNameFilter
+
+    crawler = get_crawler()
+    log = logging.getLogger("scrapy.crawler")
+    level = log.level
+    log.setLevel(logging.INFO)  # as in a crawl (LOG_LEVEL INFO)
+    filt = SignalNameFilter(crawler.stats)
+    log.addFilter(filt)
+    try:
+        log.info("Received %(signame)s, shutting down gracefully. Send again to force ",
+                 {"signame": "SIGINT"})
+        log.info("Received %(signame)s twice, forcing unclean shutdown", {"signame": "SIGTERM"})
+        log.info("Overridden settings: %(s)s", {"s": {}})
+    finally:
+        log.removeFilter(filt)
+        log.setLevel(level)
+    assert crawler.stats.get_value("newscrawl/run/interrupted") == "SIGINT"

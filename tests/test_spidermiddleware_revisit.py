@@ -147,6 +147,30 @@ def test_a_verification_get_confirms_or_distrusts_the_validators(text, etag, eve
     assert (last["how"], last["validator"], last["changed"]) == ("head", "fingerprint", text != "alt")
 
 
+def test_a_host_caught_lying_is_logged_once_at_warning(caplog):
+    lm = "Mon, 30 Sep 2024 08:00:00 GMT"
+    olds = [_visited(url, "content", at=NOW - 86400 * 30, fingerprint=text_fingerprint("T", "alt"),
+                     validators={"etag": '"v1"', "last_modified": lm, "content_length": 10})
+            for url in (A1, A2)]
+    mw, state, stats = _setup(olds)
+    state.learn("s.example", "head_ok")
+    caplog.set_level("INFO", logger="middlewares.revisit")
+    for url in (A1, A2):  # both verifications were in flight when the first lie was caught
+        request_meta = {meta.ROLE: "content", meta.REVISIT: state.revisit_meta(fp(url), url),
+                        meta.REVISIT_HOW: "conditional", meta.VERIFY: "etag"}
+        item = ArticleItem(kind="article", fp=fp(url), url=url, role="content", title="T",
+                           text="neu")
+        # the full answer keeps the old ETag and Last-Modified although its body changed
+        assert _out(mw, _verify_response(url, request_meta, ETag='"v1"',
+                                         **{"Last-Modified": lm}), [item]) == [item]
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert "s.example: validators say unchanged but the body changed" in warnings[0].getMessage()
+    assert stats.get_value("newscrawl/headprobe/verify_mismatch") == 2
+    assert stats.get_value("newscrawl/headprobe/caught_lying") == 1
+    assert state.host_policy("s.example").mode == "fingerprint"
+
+
 def test_http_cache_is_refused_at_start():
     from newscrawl.settingscheck import SettingsError, check_combinations
 

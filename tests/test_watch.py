@@ -168,6 +168,7 @@ def test_watch_stops_gracefully_on_sigterm_and_flushes(tmp_path):
                    and r["status"] == 200 and "/story-" in r["path"]}
     assert proc.returncode == 0, out[-3000:]
     assert "'finish_reason': 'shutdown'" in out
+    assert "result: INTERRUPTED (SIGTERM); saved: " in out  # the summary says how it ended
     stats = stats_of(out)
     # the crawl state was written at the close, not by a periodic flush (600 s apart)
     assert int(stats["newscrawl/crawlstate/written"]) > 0

@@ -33,9 +33,11 @@ future date is ignored); :meth:`Validators.from_headers` drops any other, so it 
 nor echoed as ``If-Modified-Since``.
 
 "Unchanged" answers are verified (DESIGN §5, "trust, but verify"): :class:`Verification` decides
-which HEAD- or 304-"unchanged" pages get a full GET anyway, at a rate per host that halves with
-every confirmed match down to a floor; a GET whose text changed while the validators said
-unchanged (``verify_mismatch``) ends the host's trust in its validators (``fingerprint`` mode).
+which HEAD- or 304-"unchanged" pages get a full GET anyway. Validators earn trust: a host's first
+``trust_after`` "unchanged" answers are all verified, afterwards a rate that halves with every
+further confirmed match down to a floor; a host caught once is verified every time. A GET whose
+text changed while the validators said unchanged (``verify_mismatch``) ends the host's trust in
+its validators (``fingerprint`` mode: every page of the host fetched in full from then on).
 """
 
 from __future__ import annotations
@@ -514,9 +516,14 @@ def verify_outcome(stored: Validators, fresh: Validators, changed: bool) -> str 
     'verify_mismatch'
     >>> verify_outcome(Validators('"a"'), Validators('"b"'), True) is None
     True
+    >>> verify_outcome(Validators('"a"', None, 100), Validators('"a"', None, 120), True)
+    'verify_mismatch'
     """
     if not changed:
         return "verify_match"
+    # Only a validator can lie about "unchanged": the length of the full answer may differ from
+    # the one a HEAD reported (or stored) while its ETag / Last-Modified still say "same".
+    stored, fresh = replace(stored, content_length=None), replace(fresh, content_length=None)
     return None if compare(stored, fresh)[0] == CHANGED else "verify_mismatch"
 
 
@@ -525,42 +532,63 @@ def verify_outcome(stored: Validators, fresh: Validators, changed: bool) -> str 
 
 @dataclass(frozen=True, slots=True)
 class Verification:
-    """Which HEAD- or 304-"unchanged" pages get a full GET anyway ("trust, but verify").
+    """Which HEAD- or 304-"unchanged" pages get a full GET anyway ("trust, but verify";
+    validators earn trust).
 
-    A host's verification rate is ``max(floor, start · 2^−m)``, ``m`` being the verification
-    GETs of the host that confirmed "unchanged" (its ``verify_match`` count, kept with its
-    policy across runs): a new host is checked often, a host whose validators kept telling the
-    truth rarely, never less than ``floor``. Whether one page is verified is a deterministic draw
-    (SHA-1 of ``seed``, the page fingerprint and its visit number, as a number in [0, 1)) below
-    the rate, so a run can be replayed and a test knows its samples: ``start = floor = 1``
-    verifies every "unchanged" answer, ``start = floor = 0`` none.
+    A host's verification rate, from its verification GETs so far (``m`` that confirmed
+    "unchanged", its ``verify_match`` count, and ``x`` that caught its validators lying,
+    ``verify_mismatch``; both kept with its policy across runs):
+
+    * ``start = 0``: verification is off, the rate is ``floor`` (0: never);
+    * ``x > 0`` (caught lying): 1, every "unchanged" answer is verified;
+    * ``m < trust_after`` (unproven): 1, so a host whose validators lie is caught at the
+      first of its first ``trust_after`` "unchanged" answers that hides a change;
+    * otherwise (trusted) ``max(floor, start · 2^−(m − trust_after))``: rarely, never less
+      than ``floor``.
+
+    Whether one page is verified is a deterministic draw (SHA-1 of ``seed``, the page
+    fingerprint and its visit number, as a number in [0, 1)) below the rate, so a run can be
+    replayed and a test knows its samples: ``start = floor = 1`` verifies every "unchanged"
+    answer, ``start = floor = 0`` none.
 
     Attributes:
-        start: the rate of a host without a confirmed match (a probability, 0..1).
+        start: the rate of a host once it earned trust (a probability, 0..1; 0: off).
         floor: the lowest rate (a probability, 0..1).
         seed: mixed into the draw (another seed, other samples).
+        trust_after: "unchanged" answers verified (and confirmed) before a host is trusted
+            (a count >= 0).
 
     Raises:
-        ValueError: a rate outside [0, 1].
+        ValueError: a rate outside [0, 1], a negative ``trust_after``.
     """
 
     start: float = 0.5
     floor: float = 0.01
     seed: str = ""
+    trust_after: int = 3
 
     def __post_init__(self) -> None:
         for name in ("start", "floor"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"verification {name} must lie in [0, 1], got {value}")
+        if self.trust_after < 0:
+            raise ValueError(f"verification trust_after must be >= 0, got {self.trust_after}")
 
-    def rate(self, matches: int) -> float:
-        """The rate of a host with ``matches`` confirmed matches (a probability).
+    def rate(self, matches: int, mismatches: int = 0) -> float:
+        """The rate of a host with ``matches`` confirmed matches and ``mismatches`` caught lies
+        (a probability).
 
-        >>> [Verification(0.5, 0.1).rate(m) for m in range(4)]
-        [0.5, 0.25, 0.125, 0.1]
+        >>> [Verification(0.5, 0.1, trust_after=2).rate(m) for m in range(6)]
+        [1.0, 1.0, 0.5, 0.25, 0.125, 0.1]
+        >>> Verification(0.5, 0.1).rate(50, mismatches=1)
+        1.0
         """
-        return max(self.floor, self.start * 0.5 ** max(0, matches))
+        if self.start <= 0.0:
+            return self.floor
+        if mismatches > 0 or matches < self.trust_after:
+            return 1.0
+        return max(self.floor, self.start * 0.5 ** max(0, matches - self.trust_after))
 
     def draw(self, page: str, visit: int) -> float:
         """The page's draw in [0, 1) for visit number ``visit`` (deterministic)."""
@@ -578,7 +606,8 @@ class Verification:
         False
         """
         matches = int(policy.counts.get("verify_match", 0)) + max(0, pending)
-        return self.draw(page, visit) < self.rate(matches)
+        caught = int(policy.counts.get("verify_mismatch", 0))
+        return self.draw(page, visit) < self.rate(matches, caught)
 
 
 @dataclass
@@ -591,6 +620,8 @@ class VerificationDraws:
     >>> draws = VerificationDraws(Verification(1.0, 0.0))
     >>> draws.sample("h", HostPolicy(), "p0", 1), draws.pending("h", HostPolicy())
     (True, 1)
+    >>> draws.cancel("h"); draws.pending("h", HostPolicy())
+    0
     """
 
     verification: Verification
@@ -613,6 +644,13 @@ class VerificationDraws:
         if picked:
             self._hosts.setdefault(host, [self._answered(policy), 0])[1] += 1
         return picked
+
+    def cancel(self, host: str) -> None:
+        """Take back the last True draw of ``host``: its verification GET is not sent (no
+        request of the budget left for it); the page is taken as "unchanged" this time."""
+        entry = self._hosts.get(host)
+        if entry is not None and entry[1] > 0:
+            entry[1] -= 1
 
 
 # --- content fingerprints ---------------------------------------------------------------------
