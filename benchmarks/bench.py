@@ -45,6 +45,8 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("crawl_throughput", ()),
     ("recrawl", ()),
     ("distributed", ()),
+    # quick: 3 live site shapes x 4 minutes side by side; --full: the whole matrix (hours)
+    ("live_freshness", ("--matrix",)),
 )
 SKIPPED = 2  # exit status of a benchmark whose prerequisite is missing
 
