@@ -247,7 +247,24 @@ def run_cell(cell: Cell, minutes: float, work: Path, extra: list[str], redis_url
             site.stdout.close()
         if cell.workers > 1:
             _delete_namespace(redis_url, namespace)
+    (work / "cell.json").write_text(json.dumps({"cell": asdict(cell), "launched": launched,
+                                                "seconds": seconds, "minutes": minutes,
+                                                "returncodes": returncodes}))
     return judge(cell, work, launched, seconds, minutes, returncodes)
+
+
+def rejudge(folder: Path) -> tuple[list[Cell], list[dict], float]:
+    """Judge again the kept cells of a ``--keep`` folder (each sub-folder's ``cell.json`` and site
+    logs), e.g. after a change of the scoring; returns cells, results and the minutes per cell."""
+    cells, results, minutes = [], [], math.nan
+    for meta_path in sorted(folder.glob("*/cell.json")):
+        meta = json.loads(meta_path.read_text())
+        cell = Cell(**meta["cell"])
+        minutes = meta["minutes"]
+        cells.append(cell)
+        results.append(judge(cell, meta_path.parent, meta["launched"], meta["seconds"], minutes,
+                             meta["returncodes"]))
+    return cells, results, minutes
 
 
 def judge(cell: Cell, work: Path, launched: float, seconds: int, minutes: float,
@@ -281,8 +298,31 @@ def judge(cell: Cell, work: Path, launched: float, seconds: int, minutes: float,
         "requests_total": len(sent), "req_per_new_article": len(sent) / max(new_fetched, 1),
         "cold": cold, "steady": steady,
     }
+    result["lying"] = lying_hosts(cfg, articles, sent, t_first, end, work)
     result["targets"] = targets_of(result)
     return result
+
+
+def lying_hosts(cfg: dict, articles: list[dict], requests: list[dict], start: float, end: float,
+                work: Path) -> list[dict]:
+    """Per lying host (frozen validators): its articles published in the run, how many a crawler
+    answer listed, their discovery median (s), and the WARNING lines of the crawl logs naming it
+    (issue 20 item 4: caught within 3 revisits, one WARNING)."""
+    out = []
+    logs = "".join(p.read_text(errors="replace") for p in sorted(work.glob("crawl*.log")))
+    for host in cfg.get("lying") or ():
+        mine = [a for a in articles if a["host"] == host and start <= a["published"] <= end - TAIL]
+        seen: dict[int, float] = {}
+        for r in requests:
+            if r["host"] == host and r["status"] == 200 and r["method"] == "GET":
+                for i in r.get("listed") or ():
+                    seen.setdefault(i, r["t"])
+        lat = sorted(seen.get(a["id"], math.inf) - a["published"] for a in mine)
+        warnings = [line for line in logs.splitlines() if "WARNING" in line and host in line]
+        out.append({"host": host, "judged": len(mine), "discovered": sum(a["id"] in seen for a in mine),
+                    "disc_median": lat[len(lat) // 2] if lat else math.nan,
+                    "warnings": len(warnings), "first_warning": warnings[0][:300] if warnings else ""})
+    return out
 
 
 def targets_of(r: dict) -> list[dict]:
@@ -347,6 +387,10 @@ def table(results: list[dict], title: str) -> None:
               f"HEAD {k.get('HEAD', 0)}, 304 {k.get('304', 0)}, 405 {k.get('405', 0)}; "
               f"{r['req_per_new_article']:.2f}/new article; first request after {r['startup_s']:.1f} s")
         print(f"{'':<16} shape: {r['shape']}")
+        for lie in r.get("lying") or ():
+            print(f"{'':<16} lying host {lie['host']}: {lie['discovered']} of {lie['judged']} new articles "
+                  f"discovered (median {_f(lie['disc_median'])} s); {lie['warnings']} WARNING line(s) "
+                  f"naming it")
 
 
 def _clean(x: object) -> object:
@@ -430,7 +474,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--results", type=Path, default=REPO / "benchmarks" / "results",
                         help="folder of the JSON results file")
     parser.add_argument("--dry-run", action="store_true", help="print the cells and their shapes only")
+    parser.add_argument("--rejudge", type=Path, default=None, metavar="KEEP_DIR",
+                        help="judge the cells kept by an earlier --keep run again (no crawl)")
     args = parser.parse_args(argv)
+    if args.rejudge is not None:
+        cells, results, minutes = rejudge(args.rejudge)
+        if not cells:
+            print(f"no kept cells (*/cell.json) in {args.rejudge}")
+            return 2
+        return report(cells, results, args, dt.datetime.now(dt.timezone.utc), minutes, 0)
     if args.minutes is None:
         args.minutes = 4.0 if args.quick else 30.0
     if args.parallel is None:
@@ -477,6 +529,12 @@ def main(argv: list[str]) -> int:
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
+    return report(cells, results, args, started, args.minutes, parallel)
+
+
+def report(cells: list[Cell], results: list[dict], args: argparse.Namespace, started: dt.datetime,
+           minutes: float, parallel: int) -> int:
+    """Tables, target lines, figures and the JSON results file of a finished (or rejudged) run."""
     ok = [r for r in results if "error" not in r]
     for r in results:
         if "error" in r:
@@ -493,16 +551,17 @@ def main(argv: list[str]) -> int:
             continue
         ts = [t for r in rows for t in r["targets"]]
         worst = max((ratio(r["steady"]["disc_median"], r["steady"]["oracle_median"]) for r in rows
-                     if "steady" in r), default=math.nan, key=lambda x: -1 if math.isnan(x) else x)
+                     if "steady" in r), default=math.nan, key=lambda x: math.inf if math.isnan(x) else x)
         figure(f"live_matrix {group} targets met", f"{sum(t['met'] for t in ts)} of {len(ts)}")
         figure(f"live_matrix {group} worst steady ratio to oracle", _f(worst, 2))
     args.results.mkdir(parents=True, exist_ok=True)
     out = args.results / f"live_matrix-{started.strftime('%Y%m%dT%H%M%SZ')}.json"
     out.write_text(json.dumps(_clean({
         "date": started.isoformat(timespec="seconds"), "finished": dt.datetime.now(dt.timezone.utc)
-        .isoformat(timespec="seconds"), "commit": _commit(), "argv": argv, "minutes": args.minutes,
+        .isoformat(timespec="seconds"), "commit": _commit(), "argv": sys.argv[1:], "minutes": minutes,
         "parallel": parallel, "cpus": os.cpu_count(), "ranges": RANGES,
         "crawler_settings": args.crawler_setting,
+        "rejudged": str(args.rejudge) if args.rejudge is not None else None,
         "cells": [{**asdict(c), "result": r} for c, r in zip(cells, results)],
     }), indent=1, default=str))
     print(f"results: {out}")
