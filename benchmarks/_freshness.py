@@ -172,7 +172,7 @@ def score_window(articles: list[dict], requests: list[dict], rates: dict[tuple[s
     ``rates``: the true mean rate of each channel (articles per second), for the oracle;
     ``index_size``: the channel list length. The references poll from ``start`` at the
     crawler's listing-request rate in ``[start, end]``. Returns medians (s) of discovery and
-    capture, p90s, ``fell_off`` (unseen and scrolled off by ``end``), ``pending`` (still listed,
+    capture, p90s, ``discovered`` (articles listed by the end), ``fell_off`` (unseen and scrolled off by ``end``), ``pending`` (still listed,
     not fetched), ``listing_rate`` (visits/s), ``rr_median``, ``oracle_median``, ``judged``.
     """
     by_channel: dict[tuple[str, int], list[float]] = {}
@@ -216,7 +216,8 @@ def score_window(articles: list[dict], requests: list[dict], rates: dict[tuple[s
         alloc = {k: math.inf for k in keys}
     oracle = {k: periodic(start, end + 600, alloc[k], rng.random()) for k in keys}
     return {
-        "judged": len(judged), "disc_median": median(disc), "disc_p90": p90(disc),
+        "judged": len(judged), "discovered": sum(1 for x in disc if math.isfinite(x)),
+        "disc_median": median(disc), "disc_p90": p90(disc),
         "capt_median": median(capt), "capt_p90": p90(capt), "fell_off": fell_off, "pending": pending,
         "listing_rate": listing_rate,
         "rr_median": median(poll_latency(judged, by_channel, rr, index_size)),

@@ -249,22 +249,28 @@ def run_cell(cell: Cell, minutes: float, work: Path, extra: list[str], redis_url
             _delete_namespace(redis_url, namespace)
     (work / "cell.json").write_text(json.dumps({"cell": asdict(cell), "launched": launched,
                                                 "seconds": seconds, "minutes": minutes,
-                                                "returncodes": returncodes}))
+                                                "returncodes": returncodes, "commit": _commit()}))
     return judge(cell, work, launched, seconds, minutes, returncodes)
 
 
-def rejudge(folder: Path) -> tuple[list[Cell], list[dict], float]:
+def rejudge(folder: Path) -> tuple[list[Cell], list[dict], float, dict]:
     """Judge again the kept cells of a ``--keep`` folder (each sub-folder's ``cell.json`` and site
-    logs), e.g. after a change of the scoring; returns cells, results and the minutes per cell."""
+    logs), e.g. after a change of the scoring; returns cells, results, the minutes per cell and
+    ``{"run_date", "run_commit"}`` of the crawl (its earliest launch, its commit)."""
     cells, results, minutes = [], [], math.nan
+    launches, commits = [], set()
     for meta_path in sorted(folder.glob("*/cell.json")):
         meta = json.loads(meta_path.read_text())
         cell = Cell(**meta["cell"])
         minutes = meta["minutes"]
+        launches.append(meta["launched"])
+        commits.add(meta.get("commit", "unknown"))
         cells.append(cell)
         results.append(judge(cell, meta_path.parent, meta["launched"], meta["seconds"], minutes,
                              meta["returncodes"]))
-    return cells, results, minutes
+    run = {"run_date": dt.datetime.fromtimestamp(min(launches), dt.timezone.utc).isoformat(timespec="seconds")
+           if launches else None, "run_commit": ",".join(sorted(commits))}
+    return cells, results, minutes, run
 
 
 def judge(cell: Cell, work: Path, launched: float, seconds: int, minutes: float,
@@ -274,8 +280,9 @@ def judge(cell: Cell, work: Path, launched: float, seconds: int, minutes: float,
     cfg = cell.config
     articles = read_jsonl(work / "site" / "articles.jsonl")
     requests = read_jsonl(work / "site" / "requests.jsonl")
-    end = launched + seconds
-    t_first = requests[0]["t"] if requests else end
+    # the crawler's for= clock starts about at its first request, not at its launch
+    t_first = requests[0]["t"] if requests else launched + seconds
+    end = t_first + seconds
     sent = [r for r in requests if r["t"] <= end + 60]
     rates = {(host, k): r / 60.0 for host, row in zip(cfg["hosts"], cfg["rates"]) for k, r in enumerate(row)}
     index_size = int(cfg["index_size"])
@@ -363,7 +370,7 @@ def table(results: list[dict], title: str) -> None:
     if not results:
         return
     print(f"\n== {title}")
-    head = (f"{'cell':<16} {'judge':<6} {'rate/h':>7} {'n':>5} {'disc':>6} {'oracle':>6} {'rr':>6} "
+    head = (f"{'cell':<16} {'judge':<6} {'rate/h':>7} {'n':>5} {'found':>5} {'disc':>6} {'oracle':>6} {'rr':>6} "
             f"{'/orac':>6} {'/rr':>5} {'fell':>5} {'pend':>5} {'idx/s':>6}  targets")
     print(head)
     for r in results:
@@ -374,7 +381,7 @@ def table(results: list[dict], title: str) -> None:
             verdict = ("met" if all(t["met"] for t in mine) else
                        "NOT met: " + ", ".join(t["name"].split(" ", 2)[2] for t in mine if not t["met"]))
             rate = "none" if r["rate"] is None else str(r["rate"])
-            print(f"{r['cell']:<16} {judge_name:<6} {rate:>7} {s['judged']:>5} {_f(s['disc_median']):>6} "
+            print(f"{r['cell']:<16} {judge_name:<6} {rate:>7} {s['judged']:>5} {s['discovered']:>5} {_f(s['disc_median']):>6} "
                   f"{_f(s['oracle_median']):>6} {_f(s['rr_median']):>6} "
                   f"{_f(ratio(s['disc_median'], s['oracle_median']), 2):>6} "
                   f"{_f(ratio(s['disc_median'], s['rr_median']), 2):>5} {s['fell_off']:>5} "
@@ -478,11 +485,12 @@ def main(argv: list[str]) -> int:
                         help="judge the cells kept by an earlier --keep run again (no crawl)")
     args = parser.parse_args(argv)
     if args.rejudge is not None:
-        cells, results, minutes = rejudge(args.rejudge)
+        cells, results, minutes, run = rejudge(args.rejudge)
         if not cells:
             print(f"no kept cells (*/cell.json) in {args.rejudge}")
             return 2
-        return report(cells, results, args, dt.datetime.now(dt.timezone.utc), minutes, 0)
+        print(f"rejudged: the cells of {args.rejudge}, crawled {run['run_date']} on {run['run_commit']}")
+        return report(cells, results, args, dt.datetime.now(dt.timezone.utc), minutes, 0, run)
     if args.minutes is None:
         args.minutes = 4.0 if args.quick else 30.0
     if args.parallel is None:
@@ -533,7 +541,7 @@ def main(argv: list[str]) -> int:
 
 
 def report(cells: list[Cell], results: list[dict], args: argparse.Namespace, started: dt.datetime,
-           minutes: float, parallel: int) -> int:
+           minutes: float, parallel: int, run: dict | None = None) -> int:
     """Tables, target lines, figures and the JSON results file of a finished (or rejudged) run."""
     ok = [r for r in results if "error" not in r]
     for r in results:
@@ -555,13 +563,16 @@ def report(cells: list[Cell], results: list[dict], args: argparse.Namespace, sta
         figure(f"live_matrix {group} targets met", f"{sum(t['met'] for t in ts)} of {len(ts)}")
         figure(f"live_matrix {group} worst steady ratio to oracle", _f(worst, 2))
     args.results.mkdir(parents=True, exist_ok=True)
-    out = args.results / f"live_matrix-{started.strftime('%Y%m%dT%H%M%SZ')}.json"
+    stamp = (dt.datetime.fromisoformat(run["run_date"]) if run and run.get("run_date") else started)
+    out = args.results / (f"live_matrix-{stamp.strftime('%Y%m%dT%H%M%SZ')}"
+                          f"{'-rejudged' if args.rejudge is not None else ''}.json")
     out.write_text(json.dumps(_clean({
         "date": started.isoformat(timespec="seconds"), "finished": dt.datetime.now(dt.timezone.utc)
         .isoformat(timespec="seconds"), "commit": _commit(), "argv": sys.argv[1:], "minutes": minutes,
         "parallel": parallel, "cpus": os.cpu_count(), "ranges": RANGES,
         "crawler_settings": args.crawler_setting,
         "rejudged": str(args.rejudge) if args.rejudge is not None else None,
+        **(run or {}),
         "cells": [{**asdict(c), "result": r} for c, r in zip(cells, results)],
     }), indent=1, default=str))
     print(f"results: {out}")
