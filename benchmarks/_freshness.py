@@ -118,7 +118,8 @@ def poll_latency(articles: list[dict], by_channel: dict, visit_times: dict, inde
 
 def periodic(start: float, end: float, interval: float, phase: float) -> list[float]:
     """Visit times ``start + (phase + i) · interval`` up to ``end + interval``."""
-    times, t = [], start + phase * interval
+    times: list[float] = []
+    t = start + phase * interval
     if not math.isfinite(interval) or interval <= 0:
         return times
     while t <= end + interval:

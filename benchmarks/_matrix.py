@@ -38,6 +38,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -53,7 +54,7 @@ from _freshness import (  # noqa: E402
 from _targets import figure, target  # noqa: E402
 
 #: The documented ranges a shape is drawn from (docs/benchmarks.md).
-RANGES = {
+RANGES: dict[str, Any] = {
     "channels": (20, 200),            # channels of the site, spread over the hosts (each ≥ 1)
     "hosts": (3, 20),                 # hosts (one loopback address each)
     "site_rate": (900.0, 5400.0),     # articles per hour of the whole site, log-uniform
@@ -513,7 +514,6 @@ def main(argv: list[str]) -> int:
         return 0
     base = Path(tempfile.mkdtemp(prefix="live-matrix-")) if args.keep is None else args.keep
     started = dt.datetime.now(dt.timezone.utc)
-    results: list[dict] = []
     lock = threading.Lock()
 
     def one(cell: Cell) -> dict:

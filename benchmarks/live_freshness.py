@@ -254,6 +254,8 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="keep site logs, data and crawl logs here")
     parser.add_argument("--feeds", action="store_true",
                         help="the middle rate with and without feeds and a news sitemap")
+    parser.add_argument("--matrix", action="store_true",
+                        help="site shapes x seeds x rates (docs/benchmarks.md; --matrix --help)")
     args = parser.parse_args()
     if args.feeds:
         return feeds_main(args)
