@@ -7,7 +7,8 @@
 #   make test        the tests in TEST_WORKERS parallel processes (default 2, pytest-xdist, one
 #                    test file per process at a time); TEST_WORKERS=0 runs them in this process
 #   make bench       every benchmark at its quick size, each target met / NOT met
-#                    (BENCH_ARGS="--only recrawl,revisit_sim" or "--full")
+#                    (BENCH_ARGS="--only recrawl,revisit_sim" or "--full"; live_freshness runs its
+#                    matrix: 3 live site shapes x 4 min side by side, docs/benchmarks.md)
 #   make demo        3 loopback news sites (tests/livesite.py) watched for DEMO_SECONDS (default 60)
 #                    into NEWSCRAWL_DATA_DIR (default ./data-demo), then the report (bin/demo)
 #   make typecheck   mypy over the production packages (strict for newscrawl/algorithms; mypy.ini)

@@ -7,6 +7,8 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench.py --full           # the full sizes (tens of minutes)
 
 Each benchmark runs as its own process with ``--quick``; its output is passed through as it comes.
+``live_freshness`` runs as ``--matrix`` (quick: 3 live site shapes × 4 minutes side by side;
+``--full``: the whole matrix, hours; ``docs/benchmarks.md``).
 Every line ``target <name>: <value> <op> <threshold>: met|NOT met`` (``benchmarks/_targets.py``)
 is collected; the summary repeats them and ends with::
 
@@ -45,6 +47,8 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("crawl_throughput", ()),
     ("recrawl", ()),
     ("distributed", ()),
+    # quick: 3 live site shapes x 4 minutes side by side; --full: the whole matrix (hours)
+    ("live_freshness", ("--matrix",)),
 )
 SKIPPED = 2  # exit status of a benchmark whose prerequisite is missing
 

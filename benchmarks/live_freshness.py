@@ -6,6 +6,9 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/live_freshness.py --quick    # 2 minutes per rate (~7 min)
     .venv/bin/python benchmarks/live_freshness.py --minutes 5 --keep /tmp/live
     .venv/bin/python benchmarks/live_freshness.py --feeds --quick   # with / without feeds (~5 min)
+    .venv/bin/python benchmarks/live_freshness.py --matrix --quick  # 3 site shapes, 4 min, side by side
+    .venv/bin/python benchmarks/live_freshness.py --matrix          # the matrix (benchmarks/_matrix.py,
+                                                                    # docs/benchmarks.md)
 
 The site (``tests/livesite.py``, a Twisted HTTP server in a subprocess) has 6 hosts on the
 loopback addresses 127.0.0.21–26 (distinct hosts and sites) with 10 channels each; channel rates
@@ -240,6 +243,10 @@ def run_rate(rate: float, minutes: float, seed: int, work: Path, warmup: float,
 
 
 def main() -> int:
+    if "--matrix" in sys.argv[1:]:
+        from _matrix import main as matrix_main
+
+        return matrix_main([a for a in sys.argv[1:] if a != "--matrix"])
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="2 minutes per rate")
     parser.add_argument("--minutes", type=float, default=None, help="minutes per rate (default 10)")
@@ -247,6 +254,8 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="keep site logs, data and crawl logs here")
     parser.add_argument("--feeds", action="store_true",
                         help="the middle rate with and without feeds and a news sitemap")
+    parser.add_argument("--matrix", action="store_true",
+                        help="site shapes x seeds x rates (docs/benchmarks.md; --matrix --help)")
     args = parser.parse_args()
     if args.feeds:
         return feeds_main(args)

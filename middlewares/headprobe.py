@@ -26,7 +26,8 @@ policy (:class:`newscrawl.algorithms.changedetect.HostPolicy`, kept in the run's
 Validators earn trust: an "unchanged" HEAD or 304 gets a full GET anyway when the host's sample
 picks it (:class:`~newscrawl.algorithms.changedetect.Verification`,
 ``NEWSCRAWL_HEADPROBE_VERIFY_*``; the GET goes on / the page is asked again without conditions,
-marked :data:`newscrawl.meta.VERIFY`; paid from the budget here).
+marked :data:`newscrawl.meta.VERIFY`; paid here: from the budget, and from the request rate even
+when it has no token now — the rate goes into debt, :meth:`~newscrawl.crawlstate.RunState.charge`).
 
 A known page stored without a validator (no ``ETag`` nor valid ``Last-Modified``; a
 ``Content-Length`` alone cannot prove "unchanged") is fetched with a plain GET at once. A
@@ -38,10 +39,9 @@ conditional GET that claimed a change the text does not show; HEAD and GET valid
 disagree; :func:`~newscrawl.algorithms.changedetect.learn_host`). Failed answers (status >= 400
 after retries, download errors) of every tracked request are recorded as failed visits here.
 
-Order: give it a priority below ``RetryMiddleware`` (550), e.g. 540, so ``process_response``
-sees final answers only, and above ``DefaultHeadersMiddleware`` (400) / ``UserAgentMiddleware``
-(500). The HEAD side requests do not count against a request budget
-(:mod:`middlewares.budget`): the page request they belong to has already been counted.
+Order: a priority below ``RetryMiddleware`` (550), e.g. 540 (``process_response`` sees final
+answers only), above ``DefaultHeadersMiddleware`` (400) / ``UserAgentMiddleware`` (500). HEAD side
+requests are free (:mod:`middlewares.budget`): their page request was counted already.
 
 Settings: ``NEWSCRAWL_HEADPROBE_ENABLED`` (off raises :class:`~scrapy.exceptions.NotConfigured`),
 ``NEWSCRAWL_REVISIT_ENABLED``. Stats (``newscrawl/headprobe/<event>``): ``head`` (HEAD requests
@@ -229,7 +229,7 @@ class HeadProbeMiddleware:
                                   int(rv.get("visits") or 0)):
             return False
         if (state.budget is not None or state.rate is not None) \
-                and not state.spend(registered_domain(host)):  # (budget.py lets VERIFY pass)
+                and not state.charge(registered_domain(host)):  # (budget.py lets VERIFY pass)
             self.verify.cancel(host)
             self._inc("verify_no_budget")
             return False

@@ -687,6 +687,17 @@ class RunState:
 
     # -- budget ---------------------------------------------------------------------------------
 
+    def charge(self, site: str = "") -> bool:
+        """Count one request that belongs to a visit under way (a verification GET): against
+        the budget (False when it is spent) and the request rate, which may go into debt
+        (:meth:`~newscrawl.algorithms.watch.RateBudget.charge`)."""
+        if self.budget is not None and self.spent >= self.budget:
+            return False
+        if self.rate is not None:
+            self.rate.charge(site, self.now())
+        self.spent += 1
+        return True
+
     def spend(self, site: str = "", dispatch: int | None = None) -> bool:
         """Count one request (of registered domain ``site``; ``dispatch``: its watch class,
         :meth:`~newscrawl.algorithms.watch.RateBudget.available`) against the budget and the

@@ -37,10 +37,20 @@ Config keys: ``hosts`` (list of loopback addresses), ``rates`` (per host, a list
 minute per channel), ``duration`` (seconds of schedule to draw), ``day`` (seconds of one
 compressed day), ``amplitude`` (0..1), ``index_size``, ``initial`` (articles per channel already
 published at start), ``correct_share`` (0..1), ``correct_after`` (seconds), ``no_validators``,
-``no_head``, ``lying`` (a host or empty), ``seed``, ``article_delay`` (seconds each article answer is held
+``no_head`` (a host, a list of hosts, or empty), ``seed``, ``article_delay`` (seconds each article answer is held
 back: a window in which article requests are in flight, for crash tests; default 0), ``feeds``
 (bool, default false), ``feed_size``, ``sitemap_size``,
 ``port`` (the same port on every host; default 0: a free port each).
+
+Shape keys (``benchmarks/_matrix.py`` draws them; each absent key keeps the behaviour above):
+``initial`` may also be a list per host of a count per channel; ``history_spacing`` is the
+seconds between the already published articles (default 60) or ``"rate"``: drawn backwards as
+a Poisson process at the channel's mean rate (so a listing's spacing tells the rate);
+``lying`` (a host or a list): its validators are frozen at the first answer of each path —
+``ETag``, ``Last-Modified`` and a HEAD's ``Content-Length`` stay those of the first version
+served while the body changes, and a conditional GET with the frozen ETag answers 304;
+``channel_feeds``, ``site_feed``, ``news_sitemap`` (bool or a list of hosts; default the value
+of ``feeds``) switch the channel feeds, the site feed ``/feed.xml`` and the news sitemap apart.
 """
 
 from __future__ import annotations
@@ -62,6 +72,24 @@ from twisted.web import resource, server
 UTC = dt.timezone.utc
 
 
+def host_in(cfg: dict, key: str, host: str, default: object = "") -> bool:
+    """Whether ``host`` is named by config ``key``: a host, a list of hosts, or a bool (all)."""
+    value = cfg.get(key, default)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return bool(value) and value == host
+    return host in (value or ())
+
+
+def initial_count(cfg: dict, h: int, k: int) -> int:
+    """Articles of channel ``k`` of host number ``h`` already published at start."""
+    value = cfg.get("initial", 3)
+    if isinstance(value, list):
+        return int(value[h][k])
+    return int(value)
+
+
 def draw_schedule(cfg: dict, start: float) -> list[dict]:
     """Every article of the run: publication times by thinning a Poisson process with the daily
     cycle (Lewis & Shedler 1979)."""
@@ -74,7 +102,14 @@ def draw_schedule(cfg: dict, start: float) -> list[dict]:
         phase = 2 * math.pi * h / max(len(cfg["hosts"]), 1)
         for k, per_minute in enumerate(cfg["rates"][h]):
             lam = per_minute / 60.0
-            times = [start - 60.0 * (i + 1) for i in range(int(cfg.get("initial", 3)))]
+            spacing = cfg.get("history_spacing", 60.0)
+            if spacing == "rate":
+                times, t = [], start
+                for _ in range(initial_count(cfg, h, k)):
+                    t -= rng.expovariate(lam) if lam > 0 else 3600.0
+                    times.append(t)
+            else:
+                times = [start - float(spacing) * (i + 1) for i in range(initial_count(cfg, h, k))]
             t = start
             peak = lam * (1 + amp)
             while peak > 0:
@@ -108,11 +143,15 @@ class Site(resource.Resource):
             if a["host"] == host:
                 self.channels.setdefault(a["channel"], []).append(a)
                 self.by_path[a["path"]] = a
-        self.validators = host != cfg.get("no_validators")
-        self.head_ok = host != cfg.get("no_head")
-        self.lying = host == cfg.get("lying")
-        self.frozen: dict[str, tuple[str, str, int]] = {}  # path -> first (etag, lm, length)
-        self.feeds = bool(cfg.get("feeds", False))
+        self.validators = not host_in(cfg, "no_validators", host)
+        self.head_ok = not host_in(cfg, "no_head", host)
+        self.lying = host_in(cfg, "lying", host)
+        self.frozen: dict[str, tuple[str, str, int]] = {}  # path -> (etag, last-modified, length)
+        feeds = bool(cfg.get("feeds", False))
+        self.channel_feeds = host_in(cfg, "channel_feeds", host, feeds)
+        self.site_feed = host_in(cfg, "site_feed", host, feeds)
+        self.news_sitemap = host_in(cfg, "news_sitemap", host, feeds)
+        self.feeds = self.channel_feeds or self.site_feed or self.news_sitemap
 
     def _newest(self, channel: int | None, now: float, size: int) -> list[dict]:
         """The newest ``size`` articles published by ``now`` (of one channel, or of all)."""
@@ -163,11 +202,12 @@ class Site(resource.Resource):
         head = '<html lang="en"><head><meta charset="utf-8"><title>{t}</title>{m}</head><body>'
         nav = "".join(f'<a href="/section{k}/">Section {k}</a> ' for k in sorted(self.channels))
         if self.feeds:
-            if path == "/feed.xml":
+            if path == "/feed.xml" and self.site_feed:
                 return self._feed(None, now, base)
-            if path == "/news-sitemap.xml":
+            if path == "/news-sitemap.xml" and self.news_sitemap:
                 return self._news_sitemap(now, base)
-            if path.startswith("/section") and path.endswith("/feed.xml") and path.count("/") == 2:
+            if (self.channel_feeds and path.startswith("/section") and path.endswith("/feed.xml")
+                    and path.count("/") == 2):
                 try:
                     k = int(path[len("/section"):-len("/feed.xml")])
                 except ValueError:
@@ -175,7 +215,7 @@ class Site(resource.Resource):
                 return self._feed(k, now, base) if k in self.channels else None
         if path == "/":
             alt = ('<link rel="alternate" type="application/rss+xml" title="All sections" '
-                   'href="/feed.xml">') if self.feeds else ""
+                   'href="/feed.xml">') if self.site_feed else ""
             body = head.format(t=f"{self.host} news", m=alt) + f"<nav>{nav}</nav><p>Front page</p></body></html>"
             return body.encode(), 0.0, []
         if path.startswith("/section") and path.endswith("/") and path.count("/") == 2:
@@ -188,7 +228,7 @@ class Site(resource.Resource):
             newest = self._newest(k, now, int(self.cfg.get("index_size", 20)))
             items = "".join(f'<li><a href="{a["path"]}">Story {a["id"]} of section {k}</a></li>' for a in newest)
             alt = (f'<link rel="alternate" type="application/rss+xml" title="Section {k}" '
-                   f'href="/section{k}/feed.xml">') if self.feeds else ""
+                   f'href="/section{k}/feed.xml">') if self.channel_feeds else ""
             body = (head.format(t=f"Section {k}", m=alt) + f"<nav>{nav}</nav><h1>Section {k}</h1>"
                     f"<ul>{items}</ul></body></html>")
             modified = max((a["published"] for a in newest), default=0.0)
@@ -213,11 +253,11 @@ class Site(resource.Resource):
         path = request.path.decode("latin-1")
         method = request.method.decode()
         listed: list[int] = []
-        length: int | None = None  # the Content-Length a HEAD answers (a lying host's: frozen)
+        length: int | None = None  # a lying host's frozen length
         base = f"http://{self.host}:{request.getHost().port}"
         if path == "/robots.txt":
             status, body = 200, b"User-agent: *\nAllow: /\n"
-            if self.feeds:
+            if self.news_sitemap:
                 body += f"Sitemap: {base}/news-sitemap.xml\n".encode()
             request.setHeader(b"content-type", b"text/plain")
         else:
@@ -233,7 +273,7 @@ class Site(resource.Resource):
                     etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
                     lm = formatdate(modified or 1.0e9, usegmt=True)
                     if self.lying:
-                        etag, lm, length = self.frozen.setdefault(path, (etag, lm, length))
+                        etag, lm, length = self.frozen.setdefault(path, (etag, lm, len(body)))
                     request.setHeader(b"etag", etag.encode())
                     request.setHeader(b"last-modified", lm.encode())
                     if request.getHeader(b"if-none-match") == etag.encode():
@@ -245,8 +285,7 @@ class Site(resource.Resource):
         self.log.flush()
         request.setResponseCode(status)
         if method == "HEAD" or status == 304:
-            size = length if length is not None and status == 200 else len(body)
-            request.setHeader(b"content-length", str(size).encode())
+            request.setHeader(b"content-length", str(length if length is not None else len(body)).encode())
             return b""
         delay = float(self.cfg.get("article_delay", 0))
         if delay > 0 and path in self.by_path:

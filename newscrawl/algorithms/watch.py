@@ -363,6 +363,16 @@ class RateBudget:
         self.spent[site] = self.spent.get(site, 0) + 1
         return True
 
+    def charge(self, site: str, now: float) -> None:
+        """Spend one request of ``site`` at ``now`` whatever is left: the bucket may go below
+        zero, and the next requests wait until the refills paid it back (a verification GET
+        that belongs to a visit already under way: inside the rate on average, never refused)."""
+        self._refill(now)
+        self._site(site)
+        self.tokens -= 1
+        self.sites[site] -= 1
+        self.spent[site] = self.spent.get(site, 0) + 1
+
     def tokens_at(self, now: float) -> float:
         """Tokens of the global bucket at ``now`` (requests that may go out at once)."""
         self._refill(now)
