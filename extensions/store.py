@@ -126,10 +126,12 @@ class StoreExtension(Durable):
         s = crawler.settings
         require_enabled(s, "NEWSCRAWL_MONGO_ENABLED")
         writer = BufferedWriter(stats=crawler.stats, **settings_kwargs(
-            s, "NEWSCRAWL_MONGO_", "batch_size", "flush_interval"))
+            s, batch_size="NEWSCRAWL_MONGO_BATCH_SIZE",
+            flush_interval="NEWSCRAWL_MONGO_FLUSH_INTERVAL"))
         ext = cls(crawler.stats, writer, page_fp=page_fingerprint(crawler),
                   uri=s.get("NEWSCRAWL_MONGO_URI") or "", **settings_kwargs(
-                      s, "NEWSCRAWL_MONGO_", "database", "timeout", data_dir="NEWSCRAWL_DATA_DIR",
+                      s, database="NEWSCRAWL_MONGO_DATABASE", timeout="NEWSCRAWL_MONGO_TIMEOUT",
+                      data_dir="NEWSCRAWL_DATA_DIR",
                       embedded_port="NEWSCRAWL_EMBEDDED_PORT",
                       start_timeout="NEWSCRAWL_EMBEDDED_START_TIMEOUT"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)

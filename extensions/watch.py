@@ -35,7 +35,6 @@ from extensions.crawlstate import CrawlStateExtension
 from extensions.watchlog import WatchLog
 from extensions.watchshare import WatchShare
 from newscrawl import defaults, meta
-from newscrawl.components import settings_kwargs
 from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, replan_channels
 from newscrawl.algorithms.watch import (DueQueue, ReadyPages, channel_budget, due_rank,
                                         parse_duration, sleep_seconds, watching)
@@ -102,7 +101,8 @@ class WatchExtension:
         until = getattr(spider, "for", None)
         duration = parse_duration(until if until not in (None, "") else s.get("NEWSCRAWL_WATCH_FOR"))
         ext = cls(crawler, duration=duration, backlog=s.getint("CONCURRENT_REQUESTS"), share=share,
-                  **settings_kwargs(s, "NEWSCRAWL_WATCH_", "log_interval", "stale_after"))
+                  log_interval=s.getfloat("NEWSCRAWL_WATCH_LOG_INTERVAL"),
+                  stale_after=s.getfloat("NEWSCRAWL_WATCH_STALE_AFTER"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)

@@ -117,8 +117,9 @@ class HeadProbeMiddleware:
     def from_crawler(cls, crawler: Any) -> HeadProbeMiddleware:
         require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED", "NEWSCRAWL_HEADPROBE_ENABLED")
         run = require_extension(crawler, CrawlStateExtension)
-        verify = Verification(**settings_kwargs(crawler.settings, "NEWSCRAWL_HEADPROBE_VERIFY_",
-                                                "start", "floor"))
+        verify = Verification(**settings_kwargs(crawler.settings,
+                                                start="NEWSCRAWL_HEADPROBE_VERIFY_START",
+                                                floor="NEWSCRAWL_HEADPROBE_VERIFY_FLOOR"))
         return cls(run.state, crawler.stats, crawler, verify=verify)
 
     def _inc(self, key: str) -> None:
