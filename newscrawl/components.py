@@ -52,6 +52,24 @@ def settings_kwargs(settings: Any, **named: str) -> dict[str, Any]:
     return {key: setting(settings, name) for key, name in named.items()}
 
 
+def given_data_dir(settings: Any) -> str:
+    """The data folder given to the crawl (``-s NEWSCRAWL_DATA_DIR=…``, ``newscrawl crawl
+    --data-dir``, a scrapyd job's setting, ``newscrawl/settings.py``), or ``""`` when only the
+    default of :mod:`newscrawl.defaults` stands (registered at ``default`` priority, 0): then
+    env ``NEWSCRAWL_DATA_DIR`` decides, else ``./data``
+    (:func:`newscrawl.embedded.uri.resolve_data_dir`, the one precedence of every command).
+
+    >>> from scrapy.settings import Settings
+    >>> given_data_dir(Settings({"NEWSCRAWL_DATA_DIR": "/srv/data"}, priority="cmdline"))
+    '/srv/data'
+    >>> given_data_dir(Settings({"NEWSCRAWL_DATA_DIR": "./data"}, priority="default"))
+    ''
+    """
+    if (settings.getpriority("NEWSCRAWL_DATA_DIR") or 0) <= 0:
+        return ""
+    return str(settings.get("NEWSCRAWL_DATA_DIR") or "")
+
+
 def require_enabled(settings: Any, *names: str) -> None:
     """Raise :class:`NotConfigured` (``"<NAME> is off"``) for the first of the boolean settings
     ``names`` that is off."""

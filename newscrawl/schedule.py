@@ -22,7 +22,7 @@ the scheduler can move to another host and ``mongosh`` shows it::
 
 Store and jobs must meet: with the embedded store (no ``--uri`` / ``MONGO_URI``) the absolute
 data folder is passed to every job as ``setting=NEWSCRAWL_DATA_DIR=...`` (so scrapyd must run on
-this host; an environment variable ``NEWSCRAWL_DATA_DIR`` in scrapyd's environment wins over it).
+this host; a setting given to the job wins over a ``NEWSCRAWL_DATA_DIR`` in scrapyd's environment).
 With a MongoDB URI, give scrapyd the same ``MONGO_URI`` in its environment (a URI passed with
 ``-s NEWSCRAWL_MONGO_URI=...`` would be listed by scrapyd's ``listjobs.json`` while pending).
 
@@ -377,8 +377,8 @@ def build_parser(prog: str = "newscrawl schedule") -> argparse.ArgumentParser:
     parser.add_argument("--uri", default="", help="MongoDB URI (default: env NEWSCRAWL_MONGO_URI, "
                         "MONGO_URI, else the embedded store of the data folder)")
     parser.add_argument("--database", default=s.get("NEWSCRAWL_MONGO_DATABASE"))
-    parser.add_argument("--data-dir", default=None, help="embedded store folder (env NEWSCRAWL_DATA_DIR wins "
-                        "when set; default ./data); passed to the jobs as an absolute path")
+    parser.add_argument("--data-dir", default=None, help="embedded store folder (default: env NEWSCRAWL_DATA_DIR, "
+                        "else ./data); passed to the jobs as an absolute path")
     parser.add_argument("--estimator", default=s.get("NEWSCRAWL_SCHEDULE_ESTIMATOR"),
                         choices=sorted(ESTIMATORS), help="revisit estimator (default %(default)s)")
     parser.add_argument("--min-interval", type=float,

@@ -218,3 +218,26 @@ def test_the_docs_commands_name_options_that_exist():
             assert used <= known, f"{page.name}: {line.strip()}: unknown {used - known}"
             seen.add(m.group(1))
     assert seen == set(parsers)
+
+
+def test_every_make_command_of_the_docs_is_a_target_with_its_variables():
+    """``make X`` in the README and the docs: X is a Makefile target, and each ``VAR=`` given
+    on that line is read by the Makefile (or is an environment variable the code reads)."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    targets = makefile_targets()
+    code_env = {"NEWSCRAWL_DATA_DIR", "NEWSCRAWL_TEST_FULL", "MONGO_URI", "NEWSCRAWL_MONGO_URI",
+                "DEMO_PORT", "REDIS_URL"}
+    seen = 0
+    for page in [README, *DOCS.glob("*.md")]:
+        for m in re.finditer(r"(?:^|`|\s)((?:[A-Z_]+=\S+\s+)*)make ([a-z][\w-]*)"
+                             r'((?:\s+[A-Z_]+=(?:"[^"]*"|\S+))*)',
+                             page.read_text(encoding="utf-8"), re.M):
+            target = m.group(2)
+            if target in ("it", "sure"):  # prose ("make it ...")
+                continue
+            assert target in targets, f"{page.name}: make {target} is no Makefile target"
+            given = re.sub(r'"[^"]*"', "", m.group(1) + m.group(3))
+            for name in re.findall(r"([A-Z_]+)=", given):
+                assert f"$({name})" in makefile or name in code_env, f"{page.name}: {name}"
+            seen += 1
+    assert seen >= 5
