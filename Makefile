@@ -13,7 +13,7 @@
 #   make typecheck   mypy over the production packages (strict for newscrawl/algorithms; mypy.ini)
 #   make docs        the documentation site (mkdocs.yml, docs/) into site/, warnings as errors,
 #                    after checking that the generated pages are current (bin/gendocs --check;
-#                    bin/gendocs rewrites them)
+#                    bin/gendocs rewrites them); never with -q: mkdocs then counts no warning
 PYTHON ?= python3.11
 VENV := .venv
 REPLAY_VENV := .venv-replay
@@ -63,7 +63,7 @@ typecheck: $(VENV)/.installed
 
 docs: $(VENV)/.installed
 	$(VENV)/bin/python bin/gendocs --check
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) $(REPLAY_VENV) .pytest_cache site

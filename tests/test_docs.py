@@ -64,6 +64,15 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     assert (tmp_path / "site" / "configuration" / "index.html").is_file()
 
 
+def test_make_docs_builds_strictly_and_checks_the_generated_pages():
+    recipe = makefile_targets()["docs"]
+    assert "mkdocs build --strict" in recipe and "bin/gendocs --check" in recipe
+    # mkdocs 1.6 counts the warnings of --strict through its log: --quiet hides them all and
+    # the build "passes" with a broken link
+    assert "--quiet" not in recipe and not re.search(r"mkdocs build[^\n]* -q\b", recipe)
+    assert "make docs" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
 def test_a_broken_link_fails_the_strict_build(tmp_path):
     """The strict build really checks links and anchors (the test above can fail)."""
     require_installed("mkdocs")
