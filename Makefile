@@ -12,6 +12,9 @@
 #   make demo        3 loopback news sites (tests/livesite.py) watched for DEMO_SECONDS (default 60)
 #                    into NEWSCRAWL_DATA_DIR (default ./data-demo), then the report (bin/demo)
 #   make typecheck   mypy over the production packages (strict for newscrawl/algorithms; mypy.ini)
+#   make docs        the documentation site (mkdocs.yml, docs/) into site/, warnings as errors,
+#                    after checking that the generated pages are current (bin/gendocs --check;
+#                    bin/gendocs rewrites them); never with -q: mkdocs then counts no warning
 PYTHON ?= python3.11
 VENV := .venv
 REPLAY_VENV := .venv-replay
@@ -21,9 +24,9 @@ DEMO_SECONDS ?= 60
 DEMO_DATA_DIR := $(or $(NEWSCRAWL_DATA_DIR),$(CURDIR)/data-demo)
 export NEWSCRAWL_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: crawl demo test bench typecheck setup setup-replay clean
+.PHONY: crawl demo test bench typecheck docs setup setup-replay clean
 
-$(VENV)/.installed: requirements.txt requirements-test.txt setup.py
+$(VENV)/.installed: requirements.txt requirements-test.txt requirements-docs.txt setup.py
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=python3)"; exit 1; }
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
@@ -59,5 +62,9 @@ bench: $(VENV)/.installed
 typecheck: $(VENV)/.installed
 	$(VENV)/bin/python -m mypy newscrawl extensions spiders middlewares pipelines
 
+docs: $(VENV)/.installed
+	$(VENV)/bin/python bin/gendocs --check
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) $(REPLAY_VENV) .pytest_cache
+	rm -rf $(VENV) $(REPLAY_VENV) .pytest_cache site

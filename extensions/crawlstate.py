@@ -112,13 +112,16 @@ class CrawlStateExtension:
             budget = s.get("NEWSCRAWL_BUDGET")
         rate = getattr(spider, "rate", None) or s.get("NEWSCRAWL_WATCH_RATE")  # requests/hour
         cfg = RevisitConfig(**settings_kwargs(
-            s, "NEWSCRAWL_REVISIT_", "min_interval", "max_interval", "miss_interval", "history",
-            "channel_prior", "channel_rate"), **watch_bounds(s, spider))
+            s, min_interval="NEWSCRAWL_REVISIT_MIN_INTERVAL",
+            max_interval="NEWSCRAWL_REVISIT_MAX_INTERVAL",
+            miss_interval="NEWSCRAWL_REVISIT_MISS_INTERVAL", history="NEWSCRAWL_REVISIT_HISTORY",
+            channel_prior="NEWSCRAWL_REVISIT_CHANNEL_PRIOR",
+            channel_rate="NEWSCRAWL_REVISIT_CHANNEL_RATE"), **watch_bounds(s, spider))
         state = RunState(cfg, now=parse_now(now), budget=parse_budget(budget),
                          strikes=s.getint("NEWSCRAWL_HEADPROBE_STRIKES"),
                          mode=str(s.get("NEWSCRAWL_UPDATE_MODE")).lower(), rate=parse_rate(rate))
         ext = cls(crawler, state, **settings_kwargs(
-            s, "NEWSCRAWL_", "max_pages", "evict_misses",
+            s, max_pages="NEWSCRAWL_MAX_PAGES", evict_misses="NEWSCRAWL_EVICT_MISSES",
             revisit="NEWSCRAWL_REVISIT_ENABLED", flush_size="NEWSCRAWL_REVISIT_FLUSH_SIZE",
             flush_interval="NEWSCRAWL_REVISIT_FLUSH_INTERVAL",
             pagerank="NEWSCRAWL_PAGERANK_ENABLED", damping="NEWSCRAWL_PAGERANK_DAMPING"))

@@ -47,7 +47,7 @@ from twisted.internet.defer import Deferred
 
 from newscrawl import defaults
 from newscrawl.algorithms.urls import redact_credentials
-from newscrawl.components import require_enabled, settings_kwargs
+from newscrawl.components import given_data_dir, require_enabled, settings_kwargs
 from newscrawl.durability import Durable
 from newscrawl.embedded import resolve_data_dir, resolve_mongo_uri
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
@@ -94,13 +94,14 @@ class StoreExtension(Durable):
         writer: the run's writer (its store is set at open).
         page_fp: the page fingerprint, for the upgrade of old data folders.
         uri: ``NEWSCRAWL_MONGO_URI`` (empty: environment, else the embedded server).
-        database, data_dir, timeout (seconds), embedded_port, start_timeout (seconds): see the
+        data_dir: the data folder given (empty: env ``NEWSCRAWL_DATA_DIR``, else ``./data``).
+        database, timeout (seconds), embedded_port, start_timeout (seconds): see the
             settings of the same names.
     """
 
     def __init__(self, stats: Any, writer: BufferedWriter, *, page_fp: PageFingerprint,
                  uri: str = "", database: str = defaults.NEWSCRAWL_MONGO_DATABASE,
-                 data_dir: str = defaults.NEWSCRAWL_DATA_DIR,
+                 data_dir: str = "",
                  timeout: float = defaults.NEWSCRAWL_MONGO_TIMEOUT,
                  embedded_port: int = defaults.NEWSCRAWL_EMBEDDED_PORT,
                  start_timeout: float = defaults.NEWSCRAWL_EMBEDDED_START_TIMEOUT) -> None:
@@ -126,10 +127,12 @@ class StoreExtension(Durable):
         s = crawler.settings
         require_enabled(s, "NEWSCRAWL_MONGO_ENABLED")
         writer = BufferedWriter(stats=crawler.stats, **settings_kwargs(
-            s, "NEWSCRAWL_MONGO_", "batch_size", "flush_interval"))
+            s, batch_size="NEWSCRAWL_MONGO_BATCH_SIZE",
+            flush_interval="NEWSCRAWL_MONGO_FLUSH_INTERVAL"))
         ext = cls(crawler.stats, writer, page_fp=page_fingerprint(crawler),
-                  uri=s.get("NEWSCRAWL_MONGO_URI") or "", **settings_kwargs(
-                      s, "NEWSCRAWL_MONGO_", "database", "timeout", data_dir="NEWSCRAWL_DATA_DIR",
+                  uri=s.get("NEWSCRAWL_MONGO_URI") or "", data_dir=given_data_dir(s),
+                  **settings_kwargs(
+                      s, database="NEWSCRAWL_MONGO_DATABASE", timeout="NEWSCRAWL_MONGO_TIMEOUT",
                       embedded_port="NEWSCRAWL_EMBEDDED_PORT",
                       start_timeout="NEWSCRAWL_EMBEDDED_START_TIMEOUT"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
@@ -176,10 +179,9 @@ class StoreExtension(Durable):
 
     def _open(self, spider_name: str) -> None:
         """Blocking part of :meth:`open` (writer thread)."""
+        folder = Path(resolve_data_dir(self.data_dir))  # once: the store and the spill files
         self.uri, self.embedded = resolve_mongo_uri(
-            self.setting_uri, self.data_dir, port=self.embedded_port,
-            start_timeout=self.start_timeout)
-        folder = Path(resolve_data_dir(self.data_dir))
+            self.setting_uri, folder, port=self.embedded_port, start_timeout=self.start_timeout)
         target = spill_target(self.uri, self.database, embedded=self.embedded is not None)
         spill_path = folder / f"spill-{spider_name}-{target}.jsonl"
         others = sorted(p.name for p in [*folder.glob(f"spill-{spider_name}-*.jsonl"),

@@ -34,7 +34,6 @@ from extensions.crawlstate import CrawlStateExtension
 from extensions.watchlog import WatchLog
 from extensions.watchshare import WatchShare
 from newscrawl import defaults, meta
-from newscrawl.components import settings_kwargs
 from newscrawl.algorithms.revisitplan import CHANNEL_ROLES, replan_channels
 from newscrawl.algorithms.urls import host_of, registered_domain
 from newscrawl.algorithms.watch import (BACKLOG, SOURCE, DueQueue, ReadyPages, channel_budget, due_rank,
@@ -100,8 +99,10 @@ class WatchExtension:
         until = getattr(spider, "for", None)
         duration = parse_duration(until if until not in (None, "") else s.get("NEWSCRAWL_WATCH_FOR"))
         ext = cls(crawler, duration=duration, backlog=s.getint("CONCURRENT_REQUESTS"), share=share,
-                  **settings_kwargs(s, "NEWSCRAWL_WATCH_", "log_interval", "stale_after",
-                                    "site_rate", "burst"))
+                  log_interval=s.getfloat("NEWSCRAWL_WATCH_LOG_INTERVAL"),
+                  stale_after=s.getfloat("NEWSCRAWL_WATCH_STALE_AFTER"),
+                  site_rate=s.getfloat("NEWSCRAWL_WATCH_SITE_RATE"),
+                  burst=s.getfloat("NEWSCRAWL_WATCH_BURST"))
         for name in ("spider_opened", "spider_idle", "spider_closed", "request_dropped"):
             crawler.signals.connect(getattr(ext, name), signal=getattr(signals, name))
         return ext

@@ -25,13 +25,11 @@ and the revisit middleware (:mod:`middlewares.revisit`), and does three things:
 * **Sources.** Every article request records its source (feed, sitemap, channel page) in the
   article's record (``sources: [{kind, url, seen_at}]``, :meth:`~newscrawl.crawlstate.RunState.add_source`).
 
-Settings: ``NEWSCRAWL_FEEDS_ENABLED`` (off: not configured, feeds are skipped as non-HTML),
-``NEWSCRAWL_FEEDS_WEIGHT``, ``NEWSCRAWL_FEEDS_MAX_ENTRIES``, ``NEWSCRAWL_FEEDS_MAX_PER_SITE``,
-``NEWSCRAWL_FEEDS_SITEMAP_MAX_AGE``. Stats (``newscrawl/feeds/<event>``): ``discovered/<kind>``,
-``discovered_offsite``, ``fetched/<feed|sitemap>``, ``unparsable``, ``entries``,
-``new_entries`` (entries the source did not list at its last visit, off-site ones included),
-``offsite``, ``service``, ``invalid``, ``skipped_entries`` (over the limit, too old, parser's),
-``requests``, ``children``.
+Settings: ``NEWSCRAWL_FEEDS_*`` (``docs/configuration.md``; off: feeds are skipped as non-HTML).
+Stats (``newscrawl/feeds/<event>``): ``discovered/<kind>``, ``discovered_offsite``,
+``fetched/<feed|sitemap>``, ``unparsable``, ``entries``, ``new_entries`` (entries the source did
+not list at its last visit, off-site ones included), ``offsite``, ``service``, ``invalid``,
+``skipped_entries`` (over the limit, too old, parser's), ``requests``, ``children``.
 """
 
 from __future__ import annotations
@@ -105,8 +103,10 @@ class FeedSourcesMiddleware:
         return cls(crawler.stats, page_fp=page_fingerprint(crawler), crawler=crawler,
                    state=run.state if run is not None and run.revisit else None,
                    rules=load_rules(s.get("NEWSCRAWL_LINKCLASS_RULES")),
-                   **settings_kwargs(s, "NEWSCRAWL_FEEDS_", "weight", "max_entries",
-                                     "max_per_site", "sitemap_max_age"))
+                   **settings_kwargs(s, weight="NEWSCRAWL_FEEDS_WEIGHT",
+                                     max_entries="NEWSCRAWL_FEEDS_MAX_ENTRIES",
+                                     max_per_site="NEWSCRAWL_FEEDS_MAX_PER_SITE",
+                                     sitemap_max_age="NEWSCRAWL_FEEDS_SITEMAP_MAX_AGE"))
 
     def _inc(self, key: str, count: int = 1) -> None:
         if count:

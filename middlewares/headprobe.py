@@ -114,7 +114,8 @@ class HeadProbeMiddleware:
         require_enabled(crawler.settings, "NEWSCRAWL_REVISIT_ENABLED", "NEWSCRAWL_HEADPROBE_ENABLED")
         run = require_extension(crawler, CrawlStateExtension)
         verify = Verification(**settings_kwargs(
-            crawler.settings, "NEWSCRAWL_HEADPROBE_VERIFY_", "start", "floor",
+            crawler.settings, start="NEWSCRAWL_HEADPROBE_VERIFY_START",
+            floor="NEWSCRAWL_HEADPROBE_VERIFY_FLOOR",
             trust_after="NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER"))
         return cls(run.state, crawler.stats, crawler, verify=verify)
 

@@ -51,15 +51,23 @@ from newscrawl.meta import PageContext
 logger = logging.getLogger(__name__)
 
 _PREFIX = "newscrawl/linkclass"
-#: Keyword arguments of classify_page read from ``NEWSCRAWL_LINKCLASS_<NAME>``.
-_CLASSIFY_OPTIONS = ("min_group", "dominant_ratio", "follow_crosswise", "crosswise_content",
-                     "use_shape", "follow_channels", "sister_evidence", "block_share")
+#: Keyword argument of classify_page → the setting it is read from.
+_CLASSIFY_OPTIONS = {
+    "min_group": "NEWSCRAWL_LINKCLASS_MIN_GROUP",
+    "dominant_ratio": "NEWSCRAWL_LINKCLASS_DOMINANT_RATIO",
+    "follow_crosswise": "NEWSCRAWL_LINKCLASS_FOLLOW_CROSSWISE",
+    "crosswise_content": "NEWSCRAWL_LINKCLASS_CROSSWISE_CONTENT",
+    "use_shape": "NEWSCRAWL_LINKCLASS_USE_SHAPE",
+    "follow_channels": "NEWSCRAWL_LINKCLASS_FOLLOW_CHANNELS",
+    "sister_evidence": "NEWSCRAWL_LINKCLASS_SISTER_EVIDENCE",
+    "block_share": "NEWSCRAWL_LINKCLASS_BLOCK_SHARE",
+}
 
 
 def classify_options(settings: Any) -> dict[str, Any]:
     """Keyword arguments of ``classify_page`` from the settings, with the service-link rules
     loaded (``NEWSCRAWL_LINKCLASS_RULES``); raises ``ValueError`` naming a bad rules file."""
-    options = settings_kwargs(settings, "NEWSCRAWL_LINKCLASS_", *_CLASSIFY_OPTIONS)
+    options = settings_kwargs(settings, **_CLASSIFY_OPTIONS)
     options["rules"] = load_rules(settings.get("NEWSCRAWL_LINKCLASS_RULES"))
     return options
 
@@ -102,8 +110,10 @@ class LinkClassificationMiddleware:
         require_enabled(s, "NEWSCRAWL_LINKCLASS_ENABLED")
         return cls(crawler.stats, page_fp=page_fingerprint(crawler), crawler=crawler,
                    classify=classify_options(s),
-                   **settings_kwargs(s, "NEWSCRAWL_LINKCLASS_", "max_links", "max_frame_depth"),
-                   **settings_kwargs(s, "NEWSCRAWL_NEWSRANK_", "weights", "floor"))
+                   **settings_kwargs(s, max_links="NEWSCRAWL_LINKCLASS_MAX_LINKS",
+                                     max_frame_depth="NEWSCRAWL_LINKCLASS_MAX_FRAME_DEPTH",
+                                     weights="NEWSCRAWL_NEWSRANK_WEIGHTS",
+                                     floor="NEWSCRAWL_NEWSRANK_FLOOR"))
 
     # Scrapy calls the async variant for async callbacks and the sync one otherwise.
     def process_spider_output(self, response, result, spider=None):

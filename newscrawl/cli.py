@@ -40,7 +40,8 @@ CRAWL_USAGE = """usage: newscrawl crawl [URL ...] [--watch] [--data-dir DIR] [sc
 
 Runs `scrapy crawl news` with the project's settings from any directory. Bare URLs are the
 entries (-a start_urls=URL,URL); --watch keeps crawling (-a watch=1; with -a for=1h, -a rate=N);
---data-dir DIR is the embedded store folder (default ./data, or env NEWSCRAWL_DATA_DIR). Every
+--data-dir DIR is the embedded store folder (-s NEWSCRAWL_DATA_DIR=DIR; none given: env
+NEWSCRAWL_DATA_DIR, else ./data). Every
 other argument is passed to `scrapy crawl news` (-a seeds=FILE, -a depth=N, -s NAME=VALUE,
 -O items.jsonl, --loglevel INFO ...). Exit status: 0 a good run, 1 a failed run, 2 a run that
 could not start (see `scrapy crawl`).
@@ -93,7 +94,8 @@ def crawl_main(argv: list[str]) -> int:
     in this process, from any directory; return its exit status.
 
     The settings module is ``newscrawl.settings`` unless ``SCRAPY_SETTINGS_MODULE`` names
-    another; ``--data-dir`` sets env ``NEWSCRAWL_DATA_DIR`` (absolute) for this run.
+    another; ``--data-dir DIR`` is ``-s NEWSCRAWL_DATA_DIR=DIR`` (absolute), so it ranks as a
+    setting given on the command line (:mod:`newscrawl.embedded.uri`: one precedence).
     """
     if argv and argv[0] in ("-h", "--help"):
         print(CRAWL_USAGE, end="")
@@ -108,7 +110,12 @@ def crawl_main(argv: list[str]) -> int:
               end="", file=sys.stderr)
         return 2
     if data_dir is not None:
-        os.environ["NEWSCRAWL_DATA_DIR"] = str(Path(data_dir).resolve())
+        data_dir = str(Path(data_dir).resolve())
+        args += ["-s", f"NEWSCRAWL_DATA_DIR={data_dir}"]
+    else:  # a folder given as a setting is the one to name at the end
+        given = [v.split("=", 1)[1] for k, v in zip(args, args[1:])
+                 if k in ("-s", "--set") and v.startswith("NEWSCRAWL_DATA_DIR=")]
+        data_dir = given[-1] if given else None
     os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "newscrawl.settings")
     from scrapy.cmdline import execute
 
@@ -121,7 +128,7 @@ def crawl_main(argv: list[str]) -> int:
     if status == 0 and not (os.environ.get("NEWSCRAWL_MONGO_URI") or os.environ.get("MONGO_URI")):
         from newscrawl.embedded import resolve_data_dir
 
-        folder = Path(resolve_data_dir(None)).resolve()
+        folder = Path(resolve_data_dir(data_dir)).resolve()
         print(f"\nResults: embedded store in {folder}\n"
               f"  newscrawl report --data-dir {folder}\n"
               f"  newscrawl report --data-dir {folder} --html report.html\n"

@@ -30,18 +30,44 @@ def setting(settings: Any, name: str) -> Any:
     return settings.get(name)
 
 
-def settings_kwargs(settings: Any, prefix: str, *names: str, **named: str) -> dict[str, Any]:
-    """Keyword arguments read from the settings: each of ``names`` from ``prefix + NAME``
-    (upper case), each ``key=SETTING`` of ``named`` from ``SETTING``.
+def settings_kwargs(settings: Any, **named: str) -> dict[str, Any]:
+    """Keyword arguments read from the settings: each ``key="NEWSCRAWL_FULL_NAME"`` of ``named``
+    from that setting, read as :func:`setting` does.
+
+    Every setting is named in full where it is read (never built from a prefix), so
+    ``grep -rn '"NEWSCRAWL_X"'`` finds its reader (``tests/test_docs.py`` checks it).
 
     >>> from scrapy.settings import Settings
     >>> s = Settings({"NEWSCRAWL_LINKCLASS_MIN_GROUP": "3", "NEWSCRAWL_LINKCLASS_USE_SHAPE": "0"})
-    >>> settings_kwargs(s, "NEWSCRAWL_LINKCLASS_", "min_group", shape="NEWSCRAWL_LINKCLASS_USE_SHAPE")
+    >>> settings_kwargs(s, min_group="NEWSCRAWL_LINKCLASS_MIN_GROUP",
+    ...                 shape="NEWSCRAWL_LINKCLASS_USE_SHAPE")
     {'min_group': 3, 'shape': False}
+
+    Raises:
+        KeyError: a name that is not a setting of :mod:`newscrawl.defaults` (a typo).
     """
-    wanted = {name: prefix + name.upper() for name in names}
-    wanted.update(named)
-    return {key: setting(settings, name) for key, name in wanted.items()}
+    for name in named.values():
+        if not hasattr(defaults, name):
+            raise KeyError(f"{name} is not a setting of newscrawl.defaults")
+    return {key: setting(settings, name) for key, name in named.items()}
+
+
+def given_data_dir(settings: Any) -> str:
+    """The data folder given to the crawl (``-s NEWSCRAWL_DATA_DIR=…``, ``newscrawl crawl
+    --data-dir``, a scrapyd job's setting, ``newscrawl/settings.py``), or ``""`` when only the
+    default of :mod:`newscrawl.defaults` stands (registered at ``default`` priority, 0): then
+    env ``NEWSCRAWL_DATA_DIR`` decides, else ``./data``
+    (:func:`newscrawl.embedded.uri.resolve_data_dir`, the one precedence of every command).
+
+    >>> from scrapy.settings import Settings
+    >>> given_data_dir(Settings({"NEWSCRAWL_DATA_DIR": "/srv/data"}, priority="cmdline"))
+    '/srv/data'
+    >>> given_data_dir(Settings({"NEWSCRAWL_DATA_DIR": "./data"}, priority="default"))
+    ''
+    """
+    if (settings.getpriority("NEWSCRAWL_DATA_DIR") or 0) <= 0:
+        return ""
+    return str(settings.get("NEWSCRAWL_DATA_DIR") or "")
 
 
 def require_enabled(settings: Any, *names: str) -> None:

@@ -3,7 +3,8 @@
 :class:`newscrawl.addon.DefaultsAddon` registers every ``NEWSCRAWL_*`` name here at ``default``
 priority, and Scrapy components read them plainly (``settings.getint("NEWSCRAWL_DEPTH")``), the
 way Scrapy reads its own ``default_settings.py``. Constructors may use these values as defaults
-of their keyword arguments. The README's configuration table is written from this module.
+of their keyword arguments. ``docs/configuration.md`` is generated from this module by ``bin/gendocs``: every setting
+needs a ``#:`` comment of its own, naming its unit in parentheses.
 Units are given in each comment.
 """
 
@@ -17,9 +18,13 @@ NEWSCRAWL_DEPTH = 2
 NEWSCRAWL_STRATEGY = "bfs"
 
 # --- charset detection (downloader middleware) -----------------------------------------------
+#: Charset detection (middlewares/charset.py): BOM, verified HTTP charset, ``<meta>``, GBK →
+#: GB18030, detection when undeclared.
 NEWSCRAWL_CHARSET_ENABLED = True
 
 # --- link classification (spider middleware; seed 004 §2) ------------------------------------
+#: Link classification (middlewares/linkclass.py): every link gets one of six classes, and
+#: node (channel) links are told from content (article) links.
 NEWSCRAWL_LINKCLASS_ENABLED = True
 #: Directory groups with fewer links than this are node links (links).
 NEWSCRAWL_LINKCLASS_MIN_GROUP = 5
@@ -85,6 +90,7 @@ NEWSCRAWL_DESTINATION_ENABLED = True
 NEWSCRAWL_ALLOWED_PRIVATE_HOSTS = ""
 
 # --- NewsPageRank (pipeline; seed 004 §3) ----------------------------------------------------
+#: NewsPageRank (pipelines/newsrank.py): every page's weight from the links that reach it.
 NEWSCRAWL_NEWSRANK_ENABLED = True
 #: The scoring matrix W_i of the four binary link features.
 NEWSCRAWL_NEWSRANK_WEIGHTS = {"image": 0.5, "font_size": 0.2, "bold": 0.1, "html_tag": 0.2}
@@ -101,9 +107,9 @@ NEWSCRAWL_STORIES_ENABLED = True
 #: reach 0.044 at most, rewritten teasers of one article 0.38 at least (one pair without common
 #: text aside).
 NEWSCRAWL_STORIES_THRESHOLD = 0.3
-#: Tokens per shingle (words; characters for Han / kana / Thai text).
+#: Tokens per shingle (tokens: words; characters for Han / kana / Thai text).
 NEWSCRAWL_STORIES_SHINGLE_SIZE = 3
-#: Hash functions per MinHash signature (4 bytes each, stored per article as base64 text).
+#: Hash functions per MinHash signature (hash functions; 4 bytes each, stored per article as base64 text).
 #: Changing it makes stored signatures unusable: articles stored before are then not matched.
 NEWSCRAWL_STORIES_NUM_PERM = 128
 #: Articles seen within this long are matched: stored ones (by ``last_seen``) are loaded at the
@@ -112,12 +118,14 @@ NEWSCRAWL_STORIES_NUM_PERM = 128
 NEWSCRAWL_STORIES_WINDOW = 3 * 86400.0
 
 # --- MongoDB storage (extensions/store.py, pipelines/mongo.py) --------------------------------
+#: Store articles, channel pages, links and the crawl state in MongoDB (extensions/store.py).
 NEWSCRAWL_MONGO_ENABLED = True
 #: ``mongodb://`` URI of a real server. Empty: the ``MONGO_URI`` / ``NEWSCRAWL_MONGO_URI``
 #: environment variables; when those are empty too, the embedded SecantusDB server.
 NEWSCRAWL_MONGO_URI = ""
+#: Database name, on a real server and in the embedded store.
 NEWSCRAWL_MONGO_DATABASE = "newscrawl"
-#: Writes buffered before one bulk write (an item and each of its links count one).
+#: Writes buffered before one bulk write (writes; an item and each of its links count one).
 NEWSCRAWL_MONGO_BATCH_SIZE = 500
 #: A buffer older than this is written at the next item (seconds).
 NEWSCRAWL_MONGO_FLUSH_INTERVAL = 5.0
@@ -126,9 +134,9 @@ NEWSCRAWL_MONGO_TIMEOUT = 10.0
 #: Folder of the embedded store (WiredTiger files, server pid/port file). Environment variable
 #: ``NEWSCRAWL_DATA_DIR`` overrides it.
 NEWSCRAWL_DATA_DIR = "./data"
-#: TCP port of the embedded server on 127.0.0.1; 0 picks a free port.
+#: TCP port of the embedded server on 127.0.0.1 (port number); 0 picks a free port.
 NEWSCRAWL_EMBEDDED_PORT = 0
-#: Seconds to wait for the embedded server to accept connections.
+#: Longest wait for the embedded server to accept connections (seconds).
 NEWSCRAWL_EMBEDDED_START_TIMEOUT = 30.0
 
 # --- recurring crawls on scrapyd (``newscrawl schedule``, newscrawl/schedule.py) ---------------
@@ -139,8 +147,9 @@ NEWSCRAWL_SCRAPYD_PROJECT = "newscrawl"
 #: Revisit estimator of a site (``newscrawl.algorithms.revisit.ESTIMATORS``: ``auto``,
 #: ``halve_double``, ``equal_interval``, ``timely_return``, ``poisson``, ``nutch_adaptive``).
 NEWSCRAWL_SCHEDULE_ESTIMATOR = "auto"
-#: Bounds of a site's revisit interval (seconds); the minimum should not undercut the cron period.
+#: Shortest revisit interval of a site (seconds); it should not undercut the cron period.
 NEWSCRAWL_SCHEDULE_MIN_INTERVAL = 900.0
+#: Longest revisit interval of a site (seconds).
 NEWSCRAWL_SCHEDULE_MAX_INTERVAL = 86400.0
 #: Finished runs kept per site in the ``schedule`` collection (runs).
 NEWSCRAWL_SCHEDULE_HISTORY = 50
@@ -161,7 +170,7 @@ NEWSCRAWL_REDIS_NAMESPACE = "%(spider)s"
 #: Request serializer of the frontier: ``json`` (any Python version, readable in redis-cli) or
 #: ``pickle`` (protocol 4, Python >= 3.4). Entries that do not decode go to the dead-letter list.
 NEWSCRAWL_REDIS_SERIALIZER = "json"
-#: Bytes of the 8-byte fingerprint that name its bucket (1..4): 1 → 256 buckets, 7 bytes stored
+#: Bytes of the 8-byte fingerprint that name its bucket (bytes, 1..4): 1 → 256 buckets, 7 bytes stored
 #: per URL (up to a few million URLs); 2 → 65,536 buckets, 6 bytes; 3 → Mercator's 3-byte index.
 NEWSCRAWL_REDIS_DUPEFILTER_PREFIX_BYTES = 1
 #: In-process LRU cache of seen fingerprints in front of Redis (entries); 0 turns it off.
@@ -186,15 +195,19 @@ NEWSCRAWL_REDIS_POP_BATCH = 8
 
 # --- politeness across workers (distributed politeness middleware; seed 001, Mercator) -------
 # One request in flight per host over all workers (the frontier's host lease); then a pause.
-#: Pause after a response = this multiple k of its response time (Mercator: 10); 0 turns it off.
+#: Pause after a response = this multiple k of its response time (factor; Mercator: 10); 0 turns
+#: it off.
 NEWSCRAWL_POLITENESS_FACTOR = 10.0
-#: Bounds of the k × response-time pause (seconds); robots.txt Crawl-delay has its own cap.
+#: Lower bound of the k × response-time pause (seconds); robots.txt Crawl-delay has its own
+#: cap (NEWSCRAWL_CRAWL_DELAY_MAX).
 NEWSCRAWL_POLITENESS_MIN_DELAY = 0.0
+#: Upper bound of the k × response-time pause (seconds).
 NEWSCRAWL_POLITENESS_MAX_DELAY = 60.0
 #: Honour robots.txt ``Crawl-delay`` (read with Protego, Scrapy's robots.txt parser).
 NEWSCRAWL_POLITENESS_CRAWL_DELAY = True
-#: Response time of a host = the smallest of its last N measured response times (a busy worker
-#: notices responses late, which only adds); 1 = Mercator's literal last response time.
+#: Response time of a host = the smallest of its last N measured response times (responses; a
+#: busy worker notices responses late, which only adds); 1 = Mercator's literal last response
+#: time.
 NEWSCRAWL_POLITENESS_RT_WINDOW = 5
 #: File to append one JSON line per HTTP exchange to (host, start, end, worker; for overlap
 #: checks); empty: off.
@@ -221,17 +234,19 @@ NEWSCRAWL_ROBOTS_RETRY_DELAY = 600.0
 #: Keep a crawl-state record per known URL (``pages`` collection) and re-crawl incrementally:
 #: seeds plus known pages that are due, HEAD/conditional checks, versions, PageRank.
 NEWSCRAWL_REVISIT_ENABLED = True
-#: Bounds of a page's revisit interval (seconds); every estimator's answer is clamped to them.
+#: Shortest revisit interval of a page (seconds); every estimator's answer is clamped to it.
 NEWSCRAWL_REVISIT_MIN_INTERVAL = 600.0
+#: Longest revisit interval of a page (seconds).
 NEWSCRAWL_REVISIT_MAX_INTERVAL = 7 * 86400.0
-#: Interval after a failed visit (HTTP status >= 400, no answer), doubled per consecutive miss (s).
+#: Interval after a failed visit (HTTP status >= 400, no answer), doubled per consecutive miss
+#: (seconds).
 NEWSCRAWL_REVISIT_MISS_INTERVAL = 86400.0
 #: Visits kept in a page's history (visits); the estimators read at most this many.
 NEWSCRAWL_REVISIT_HISTORY = 50
 #: New articles expected from a visit of a channel page with no yield history yet (articles).
 NEWSCRAWL_REVISIT_CHANNEL_PRIOR = 1.0
-#: Channel-page visits per hour the channel scheduler splits over all channels, ∝ √(rate of new
-#: links) (visits/hour; newscrawl/algorithms/channelsched.py). 0 = no budget: a channel
+#: Channel-page visits per hour (visits/hour) the channel scheduler splits over all channels,
+#: ∝ √(rate of new links) (newscrawl/algorithms/channelsched.py). 0 = no budget: a channel
 #: publishing one link per hour is visited hourly, one publishing 4× as much twice as often.
 NEWSCRAWL_REVISIT_CHANNEL_RATE = 0.0
 #: The run clock, read for every time a run records (visits, ``fetched_at``, ``first_seen``,
@@ -242,20 +257,22 @@ NEWSCRAWL_REVISIT_NOW = ""
 #: shorter when its Cache-Control max-age / Expires says so; 0 = fetched once per run, as Scrapy
 #: does (middlewares/robotscache.py).
 NEWSCRAWL_ROBOTSCACHE_MAX_AGE = 86400.0
-#: Requests one run may send (HEAD probes included, robots.txt not); 0 = unlimited.
+#: Requests one run may send (requests; HEAD probes included, robots.txt not); 0 = unlimited.
 #: Spider argument ``-a budget=N``.
 NEWSCRAWL_BUDGET = 0
-#: Crawl-state writes buffered before one bulk write (records), or after this many seconds.
+#: Crawl-state writes buffered before one bulk write (records).
 #: Small batches keep the last write at the end of a run short (a re-crawl of 5,044 pages spent
 #: 0.7 s of its close on 500 records, 0.1 s on 100) and cost no more per record.
 NEWSCRAWL_REVISIT_FLUSH_SIZE = 100
+#: Buffered crawl-state writes are written after this long at the latest (seconds); a link
+#: found and not fetched yet is in the store about two intervals after it was found.
 NEWSCRAWL_REVISIT_FLUSH_INTERVAL = 10.0
 #: HEAD-first checks of known pages (downloader middleware), with per-host fallback to a
 #: conditional GET or to a GET plus content fingerprint.
 NEWSCRAWL_HEADPROBE_ENABLED = True
-#: Pieces of evidence that a host's validators change on every request before they are
-#: distrusted (HEAD said changed but the text was the same; conditional GET answered 200 with the
-#: same text). One refused HEAD, or one without usable validators, is enough on its own.
+#: Pieces of evidence (strikes) that a host's validators change on every request before they
+#: are distrusted (HEAD said changed but the text was the same; conditional GET answered 200
+#: with the same text). One refused HEAD, or one without usable validators, is enough on its own.
 NEWSCRAWL_HEADPROBE_STRIKES = 2
 #: Verification of "unchanged" (trust, but verify; validators earn trust): a host's first
 #: TRUST_AFTER HEAD- or 304-"unchanged" answers (a count) are all fetched with a full GET anyway;
@@ -263,11 +280,14 @@ NEWSCRAWL_HEADPROBE_STRIKES = 2
 #: each further confirmed match, never below FLOOR (a deterministic draw per page and visit). A
 #: GET that finds changed text under the same validators catches the host lying: one WARNING,
 #: its validators are distrusted (fingerprint mode: every page fetched in full from then on).
-#: Each verification GET costs one request of the budget / request rate (none left: not verified
-#: this time). START 0: no verification (the FLOOR rate only; both 0: none); START = FLOOR = 1:
-#: every "unchanged" answer verified.
+#: Each verification GET costs one request of the budget (none left: not verified this time)
+#: and of the request rate (which may go into debt: the visit is under way). START 0: no
+#: verification (the FLOOR rate only; both 0: none); START = FLOOR = 1: every "unchanged"
+#: answer verified.
 NEWSCRAWL_HEADPROBE_VERIFY_START = 0.5
+#: Lowest share of "unchanged" pages verified with a full GET (probability 0..1).
 NEWSCRAWL_HEADPROBE_VERIFY_FLOOR = 0.01
+#: An unproven host's first "unchanged" answers verified with a full GET, all of them (a count).
 NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER = 3
 #: ``inplace`` (即时更新: writes go straight into the live collections) or ``shadow`` (备份式更新,
 #: seed 002 §2: a run writes to the ``staging`` collection; at its end the run is merged into
@@ -275,11 +295,12 @@ NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER = 3
 NEWSCRAWL_UPDATE_MODE = "inplace"
 #: Recompute PageRank (seed 002 §1.2) over the stored link graph at the end of every run.
 NEWSCRAWL_PAGERANK_ENABLED = True
-#: PageRank damping factor d (seed 002: 0.85).
+#: PageRank damping factor d (ratio 0..1; seed 002: 0.85).
 NEWSCRAWL_PAGERANK_DAMPING = 0.85
 #: Bound of the page store (pages); above it the lowest-PageRank pages (pages failing for
 #: NEWSCRAWL_EVICT_MISSES visits in a row first) lose their bodies. 0 = unbounded.
 NEWSCRAWL_MAX_PAGES = 0
+#: Failed visits in a row (visits) that put a page first in line for eviction.
 NEWSCRAWL_EVICT_MISSES = 3
 #: Keep the previous version of an article whose text changed, with a diff summary.
 NEWSCRAWL_VERSIONS_ENABLED = True
@@ -291,29 +312,28 @@ NEWSCRAWL_WATCH_ENABLED = False
 #: Stop a watched crawl after this long: ``90s``, ``10m``, ``1h``, ``2d`` or seconds; empty or
 #: 0 = until SIGINT/SIGTERM. Spider arg ``-a for=``.
 NEWSCRAWL_WATCH_FOR = ""
-#: Requests per hour for the whole crawl (a token bucket with a share per site; HEAD probes and
+#: Requests per hour for the whole crawl (requests/hour; a token bucket with a share per site; HEAD probes and
 #: robots.txt not counted); 0 = no cap. Spider arg ``-a rate=N``.
 NEWSCRAWL_WATCH_RATE = 0
-#: Requests per hour per site when no ``-a rate`` is given: the politeness-derived budget of a
-#: watched crawl is this times the number of sites of its entry URLs (one request a second per
-#: site at the default).
+#: Requests per hour per site when no ``-a rate`` is given (requests/hour): the politeness
+#: budget of a watched crawl is this times the number of sites of its entry URLs.
 NEWSCRAWL_WATCH_SITE_RATE = 3600.0
-#: Most tokens of the request rate saved up, as seconds of the rate (a burst never exceeds this
-#: many seconds' worth of requests; at least one request).
+#: Most tokens of the request rate saved up (seconds of the rate; at least one request).
 NEWSCRAWL_WATCH_BURST = 5.0
-#: Bounds of a source's (channel page, feed, sitemap, home page) revisit interval in monitoring
-#: mode (seconds): politeness, not the NEWSCRAWL_REVISIT_MIN_INTERVAL floor of batch re-runs,
+#: Shortest revisit interval of a source (channel page, feed, sitemap, home page) in monitoring
+#: mode (seconds): politeness, not NEWSCRAWL_REVISIT_MIN_INTERVAL, the floor of batch re-runs,
 #: which in monitoring mode bounds only the re-checks of known articles.
 NEWSCRAWL_WATCH_MIN_INTERVAL = 2.0
+#: Longest revisit interval of a source in monitoring mode (seconds).
 NEWSCRAWL_WATCH_MAX_INTERVAL = 3600.0
 #: A source whose first listing showed no dated items (nothing to estimate its rate from) is
 #: visited again this soon, so its rate is measured rather than assumed (seconds).
 NEWSCRAWL_WATCH_EXPLORE_INTERVAL = 60.0
-#: While the request rate leaves room, a source publishing one article per this many seconds
-#: is visited once per it, one publishing 4× as much twice as often (visits ∝ √rate; seconds).
+#: While the request rate leaves room, a source publishing one article per this long is visited
+#: once per it, one publishing 4× as much twice as often (seconds; visits ∝ √rate).
 NEWSCRAWL_WATCH_REFERENCE_INTERVAL = 60.0
-#: Seconds between the status lines (new articles, requests, rate use, publication→capture
-#: delay of the last hour).
+#: Time between the status lines of a watched crawl (seconds; each line: new articles,
+#: requests, rate use, publication→capture delay of the last hour).
 NEWSCRAWL_WATCH_LOG_INTERVAL = 60.0
 #: Seconds between the progress lines of a batch (non-watch) crawl: pages fetched, items
 #: stored, frontier size, requests in flight (extensions/progress.py); 0: no progress lines.

@@ -20,7 +20,7 @@ from newscrawl.defaults import NEWSCRAWL_EMBEDDED_PORT, NEWSCRAWL_EMBEDDED_START
 from newscrawl.embedded import resolve_data_dir
 from newscrawl.embedded.folder import DataFolder
 from newscrawl.embedded.server import EmbeddedMongo
-from newscrawl.embedded.uri import DATA_DIR_ENV_VAR, URI_ENV_VARS
+from newscrawl.embedded.uri import DATA_DIR_ENV_VAR, configured_uri
 from newscrawl.store import NewsStore, StoreError
 
 
@@ -42,15 +42,6 @@ def read_failure(prog: str, exc: BaseException) -> int:
     return 1
 
 
-def configured_uri(uri: str | None) -> str:
-    """The MongoDB URI given (argument, then env ``NEWSCRAWL_MONGO_URI`` / ``MONGO_URI``), or
-    ``""`` for the embedded store."""
-    for candidate in (uri, *(os.environ.get(name) for name in URI_ENV_VARS)):
-        if candidate and candidate.strip():
-            return candidate.strip()
-    return ""
-
-
 #: The checkout this package runs from (an editable install or ``python -m`` in the checkout):
 #: ``make crawl`` stores into its ``data`` folder.
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -66,9 +57,8 @@ def checkout_store(checkout: Path = CHECKOUT) -> Path | None:
 
 
 def check_data_dir(data_dir: str | None, *, checkout: Path = CHECKOUT) -> Path:
-    """The absolute embedded data folder: ``data_dir`` when given (it wins over env
-    ``NEWSCRAWL_DATA_DIR``: an option on the command line is the more specific choice), else
-    :func:`resolve_data_dir` (env ``NEWSCRAWL_DATA_DIR``, else ``./data``).
+    """The absolute embedded data folder (:func:`resolve_data_dir`: ``data_dir`` when given, else
+    env ``NEWSCRAWL_DATA_DIR``, else ``./data``).
 
     With no folder given (no ``--data-dir``, no env ``NEWSCRAWL_DATA_DIR``) and no ``./data`` in
     the working directory, the store of the checkout (:func:`checkout_store`, where ``make crawl``
@@ -78,7 +68,7 @@ def check_data_dir(data_dir: str | None, *, checkout: Path = CHECKOUT) -> Path:
     Raises:
         NoStore: the folder does not exist, or has no ``db/`` folder (never crawled into).
     """
-    folder = Path(data_dir or resolve_data_dir(None)).expanduser().resolve()
+    folder = Path(resolve_data_dir(data_dir)).expanduser().resolve()
     if not folder.is_dir() and not data_dir and not os.environ.get(DATA_DIR_ENV_VAR):
         fallback = checkout_store(checkout)
         if fallback is not None:

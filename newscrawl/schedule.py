@@ -22,7 +22,7 @@ the scheduler can move to another host and ``mongosh`` shows it::
 
 Store and jobs must meet: with the embedded store (no ``--uri`` / ``MONGO_URI``) the absolute
 data folder is passed to every job as ``setting=NEWSCRAWL_DATA_DIR=...`` (so scrapyd must run on
-this host; an environment variable ``NEWSCRAWL_DATA_DIR`` in scrapyd's environment wins over it).
+this host; a setting given to the job wins over a ``NEWSCRAWL_DATA_DIR`` in scrapyd's environment).
 With a MongoDB URI, give scrapyd the same ``MONGO_URI`` in its environment (a URI passed with
 ``-s NEWSCRAWL_MONGO_URI=...`` would be listed by scrapyd's ``listjobs.json`` while pending).
 
@@ -347,7 +347,22 @@ def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
     return out
 
 
+def command_settings() -> Any:
+    """The settings of the command: every default of :mod:`newscrawl.defaults` (``default``
+    priority) under the project's :mod:`newscrawl.settings`; the options' defaults are read from
+    them by full name (``NEWSCRAWL_SCRAPYD_URL`` …), as a crawl reads its settings."""
+    from scrapy.settings import Settings
+
+    import newscrawl.settings as project
+    from newscrawl.addon import default_settings
+
+    settings = Settings(default_settings(), priority="default")
+    settings.setmodule(project, priority="project")
+    return settings
+
+
 def build_parser(prog: str = "newscrawl schedule") -> argparse.ArgumentParser:
+    s = command_settings()
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Ask scrapyd to crawl the sites of a seeds file that the revisit estimator "
@@ -355,22 +370,24 @@ def build_parser(prog: str = "newscrawl schedule") -> argparse.ArgumentParser:
         epilog="cron: */15 * * * * cd /srv/newscrawl && .venv/bin/python -m newscrawl schedule "
                "--seeds seeds.txt --scrapyd http://127.0.0.1:6800/ >> data/schedule.log 2>&1")
     parser.add_argument("--seeds", required=True, help="seeds file: one entry URL a line, # comments")
-    parser.add_argument("--scrapyd", default=defaults.NEWSCRAWL_SCRAPYD_URL,
+    parser.add_argument("--scrapyd", default=s.get("NEWSCRAWL_SCRAPYD_URL"),
                         help="scrapyd base URL (default %(default)s; user:pass@ for basic auth)")
-    parser.add_argument("--project", default=defaults.NEWSCRAWL_SCRAPYD_PROJECT,
+    parser.add_argument("--project", default=s.get("NEWSCRAWL_SCRAPYD_PROJECT"),
                         help="scrapyd project (default %(default)s)")
     parser.add_argument("--uri", default="", help="MongoDB URI (default: env NEWSCRAWL_MONGO_URI, "
                         "MONGO_URI, else the embedded store of the data folder)")
-    parser.add_argument("--database", default=defaults.NEWSCRAWL_MONGO_DATABASE)
-    parser.add_argument("--data-dir", default=None, help="embedded store folder (env NEWSCRAWL_DATA_DIR wins "
-                        "when set; default ./data); passed to the jobs as an absolute path")
-    parser.add_argument("--estimator", default=defaults.NEWSCRAWL_SCHEDULE_ESTIMATOR,
+    parser.add_argument("--database", default=s.get("NEWSCRAWL_MONGO_DATABASE"))
+    parser.add_argument("--data-dir", default=None, help="embedded store folder (default: env NEWSCRAWL_DATA_DIR, "
+                        "else ./data); passed to the jobs as an absolute path")
+    parser.add_argument("--estimator", default=s.get("NEWSCRAWL_SCHEDULE_ESTIMATOR"),
                         choices=sorted(ESTIMATORS), help="revisit estimator (default %(default)s)")
-    parser.add_argument("--min-interval", type=float, default=defaults.NEWSCRAWL_SCHEDULE_MIN_INTERVAL,
+    parser.add_argument("--min-interval", type=float,
+                        default=s.getfloat("NEWSCRAWL_SCHEDULE_MIN_INTERVAL"),
                         help="shortest revisit interval of a site, seconds (default %(default)s)")
-    parser.add_argument("--max-interval", type=float, default=defaults.NEWSCRAWL_SCHEDULE_MAX_INTERVAL,
+    parser.add_argument("--max-interval", type=float,
+                        default=s.getfloat("NEWSCRAWL_SCHEDULE_MAX_INTERVAL"),
                         help="longest revisit interval of a site, seconds (default %(default)s)")
-    parser.add_argument("--history", type=int, default=defaults.NEWSCRAWL_SCHEDULE_HISTORY,
+    parser.add_argument("--history", type=int, default=s.getint("NEWSCRAWL_SCHEDULE_HISTORY"),
                         help="finished runs kept per site (default %(default)s)")
     parser.add_argument("--limit", type=int, default=0, help="schedule at most N sites per run")
     parser.add_argument("-a", dest="job_args", action="append", default=[], metavar="NAME=VALUE",

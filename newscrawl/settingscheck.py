@@ -4,18 +4,21 @@ Run by :class:`newscrawl.addon.DefaultsAddon` when Scrapy applies the add-ons (a
 spider is created, before any extension, store or connection):
 
 * an unknown ``NEWSCRAWL_*`` name (a typo such as ``NEWSCRAWL_DEPHT``) is warned about by name,
-  with the closest known name (:func:`difflib.get_close_matches`);
+  with the closest known name (:func:`difflib.get_close_matches`); so is an unknown spider
+  argument (``-a dpeth=0``, :func:`unknown_arguments`, called by the ``news`` spider);
 * a value that cannot be read as its default's type (``NEWSCRAWL_DEPTH=abc``), a negative
   count or a value outside its choices (``NEWSCRAWL_STRATEGY``, ``NEWSCRAWL_UPDATE_MODE``) stops
   the crawl with one line naming the setting (:class:`SettingsError`).
 
-Pure: settings come in as a mapping of given values (names the user or the project set).
+Pure: settings come in as a mapping of given values (names the user or the project set); the
+one side effect is the warning of :func:`warn_unknown_arguments`, on the logger it is given.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -49,6 +52,37 @@ def unknown_settings(names: Iterable[str], known: Iterable[str]) -> list[tuple[s
     out = []
     for name in sorted(set(names)):
         if name.startswith("NEWSCRAWL_") and name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            out.append((name, close[0] if close else None))
+    return out
+
+
+#: Every argument of the ``news`` spider (``-a NAME=VALUE``): the spider's own, then those its
+#: extensions read (``budget``, ``now``: extensions/crawlstate.py; ``watch``, ``for``, ``rate``:
+#: extensions/watch.py). Any other name is warned about with the closest of these.
+SPIDER_ARGUMENTS = ("start_urls", "seeds", "depth", "strategy", "budget", "now", "watch", "for",
+                    "rate")
+
+
+def warn_unknown_arguments(names: Iterable[str], log: logging.Logger) -> None:
+    """Log one warning per unknown spider argument of ``names``, with the closest known name
+    (``Unknown spider argument dpeth (did you mean depth?)``)."""
+    for name, close in unknown_arguments(names, SPIDER_ARGUMENTS):
+        log.warning("Unknown spider argument %s%s", name,
+                    f" (did you mean {close}?)" if close else "")
+
+
+def unknown_arguments(names: Iterable[str], known: Iterable[str]) -> list[tuple[str, str | None]]:
+    """``(name, closest known name or None)`` for every spider argument (``-a NAME=…``) not in
+    ``known``; names starting with ``_`` (scrapyd's ``_job``) are the runner's, not checked.
+
+    >>> unknown_arguments(["dpeth", "_job", "depth"], ["depth", "strategy"])
+    [('dpeth', 'depth')]
+    """
+    known = list(known)
+    out = []
+    for name in sorted(set(names)):
+        if not name.startswith("_") and name not in known:
             close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
             out.append((name, close[0] if close else None))
     return out

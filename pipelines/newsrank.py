@@ -76,7 +76,8 @@ class NewsRankPipeline:
                    writer=store.writer if store is not None else None,
                    state=run.state if run is not None and run.revisit else None,
                    source_weight=s.getfloat("NEWSCRAWL_FEEDS_WEIGHT"),
-                   **settings_kwargs(s, "NEWSCRAWL_NEWSRANK_", "weights", "floor"))
+                   **settings_kwargs(s, weights="NEWSCRAWL_NEWSRANK_WEIGHTS",
+                                     floor="NEWSCRAWL_NEWSRANK_FLOOR"))
 
     def _edge(self, source: str, target: str, r0: float) -> None:
         key = (source, target)

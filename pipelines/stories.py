@@ -50,8 +50,9 @@ def clusterer_from_settings(settings: Any) -> StoryClusterer:
     Raises:
         ValueError: a threshold outside (0, 1), ``NUM_PERM < 16`` or ``SHINGLE_SIZE < 1``.
     """
-    return StoryClusterer(**settings_kwargs(settings, "NEWSCRAWL_STORIES_", "threshold",
-                                            "num_perm", "shingle_size"))
+    return StoryClusterer(**settings_kwargs(settings, threshold="NEWSCRAWL_STORIES_THRESHOLD",
+                                            num_perm="NEWSCRAWL_STORIES_NUM_PERM",
+                                            shingle_size="NEWSCRAWL_STORIES_SHINGLE_SIZE"))
 
 
 class StoryPipeline:

@@ -37,6 +37,7 @@ from newscrawl.fingerprint import PageFingerprint, page_fingerprint
 from newscrawl.items import ArticleItem, FeedItem, NodeItem
 from newscrawl.meta import PageContext
 from newscrawl.seeds import SkippedEntry, no_entry_message, parse_entries
+from newscrawl.settingscheck import warn_unknown_arguments
 from spiders.requests import due_channel_requests, entry_request, seed_request
 
 logger = logging.getLogger(__name__)
@@ -65,10 +66,8 @@ def parse_strategy(value: Any) -> str:
 class NewsSpider(scrapy.Spider):
     """Crawl news sites from their entry URLs (seed 004's StartURLs).
 
-    Spider arguments: ``start_urls`` (comma-separated), ``seeds`` (file), ``depth`` (node-link
-    recursion depth, default ``NEWSCRAWL_DEPTH``), ``strategy`` (``bfs``/``dfs``/``best``,
-    default ``NEWSCRAWL_STRATEGY``); ``now`` and ``budget`` are read by
-    :class:`extensions.crawlstate.CrawlStateExtension`.
+    Spider arguments: :data:`newscrawl.settingscheck.SPIDER_ARGUMENTS` (others are warned about);
+    ``depth`` / ``strategy`` default to the settings ``NEWSCRAWL_DEPTH`` / ``NEWSCRAWL_STRATEGY``.
 
     The spider reads its settings and takes the run's objects (the run clock, the page
     fingerprint, the crawl state) at ``spider_opened`` (:meth:`open_run`): Scrapy creates the
@@ -79,6 +78,7 @@ class NewsSpider(scrapy.Spider):
 
     def __init__(self, start_urls: str | None = None, seeds: str | None = None,
                  depth: str | int | None = None, strategy: str | None = None, **kwargs: Any):
+        warn_unknown_arguments(kwargs, logger)  # -a dpeth=0: "(did you mean depth?)"
         super().__init__(**kwargs)
         if isinstance(start_urls, (list, tuple)):
             start_urls = ",".join(start_urls)

@@ -41,9 +41,9 @@ def shared_path(*parts: str) -> Path:
 
 @pytest.fixture(autouse=True)
 def _no_data_dir_from_the_environment(monkeypatch):
-    """``make test`` exports ``NEWSCRAWL_DATA_DIR`` (the crawl's data folder), and the environment
-    variable wins over the setting: in-process tests that give ``NEWSCRAWL_DATA_DIR`` as a setting
-    must not write into the checkout's ``data/``. Subprocess tests set their own environment."""
+    """``make test`` exports ``NEWSCRAWL_DATA_DIR`` (the crawl's data folder), which a crawl
+    given no folder uses: in-process tests that give no ``NEWSCRAWL_DATA_DIR`` setting must not
+    write into the checkout's ``data/``. Subprocess tests set their own environment."""
     monkeypatch.delenv("NEWSCRAWL_DATA_DIR", raising=False)
 
 

@@ -1,5 +1,5 @@
 """The ``newscrawl`` command from another directory: ``crawl``, ``report`` (terminal and
-``--html``), ``export`` (jsonl, csv, parquet, and the README's pandas lines reading them), and a
+``--html``), ``export`` (jsonl, csv, parquet, and the analyst's guide's pandas lines reading them), and a
 data folder that does not exist.
 
 The commands run as subprocesses (``python -m newscrawl``) in a temporary working directory,
@@ -209,7 +209,7 @@ def test_crawl_from_another_directory_stores_into_its_data_dir(elsewhere):
 
 def test_exports_load_with_the_readmes_pandas_lines(data_dir, elsewhere, monkeypatch):
     pd = require_installed("pandas")
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "analysts.md").read_text(encoding="utf-8")
     lines = re.findall(r"`(pd\.read_(?:csv|json)\([^`]*\))`", readme)
     assert len(lines) == 2, lines  # the CSV line and the JSON lines line
     for fmt, name in (("csv", "articles.csv"), ("jsonl", "articles.jsonl")):
@@ -217,7 +217,7 @@ def test_exports_load_with_the_readmes_pandas_lines(data_dir, elsewhere, monkeyp
         assert proc.returncode == 0, proc.stderr
     stored = analystdata.articles()
     monkeypatch.chdir(elsewhere)
-    frames = [eval(line, {"pd": pd}) for line in lines]  # the README's own lines
+    frames = [eval(line, {"pd": pd}) for line in lines]  # the page's own lines
     for frame in frames:
         assert sorted(frame["url"]) == sorted(a["url"] for a in stored)
     csv_frame = next(f for line, f in zip(lines, frames) if "read_csv" in line)

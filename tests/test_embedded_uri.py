@@ -38,18 +38,20 @@ def test_resolve_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_data_dir(None) == "./data"
     assert resolve_data_dir("") == "./data"
     monkeypatch.setenv("NEWSCRAWL_DATA_DIR", "/var/lib/newscrawl")
-    assert resolve_data_dir("/srv/crawl") == "/var/lib/newscrawl"
+    assert resolve_data_dir("/srv/crawl") == "/srv/crawl"  # the folder given wins
+    assert resolve_data_dir(None) == "/var/lib/newscrawl"  # then the environment
+    assert resolve_data_dir("") == "/var/lib/newscrawl"
 
 
 def test_no_configured_server_starts_the_embedded_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("NEWSCRAWL_DATA_DIR", str(tmp_path / "env-data"))
-    uri, server = resolve_mongo_uri("", tmp_path / "argument-data", start_timeout=30)
+    uri, server = resolve_mongo_uri("", None, start_timeout=30)
     try:
         assert server is not None and server.owner
         assert uri == server.uri and uri.startswith("mongodb://127.0.0.1:")
-        assert server.data_dir == tmp_path / "env-data"  # the environment wins
+        assert server.data_dir == tmp_path / "env-data"  # no folder given: the environment's
         assert ping("127.0.0.1", server.port or 0)
         pid = server.pid
         server.stop()

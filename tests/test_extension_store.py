@@ -136,3 +136,16 @@ def test_it_is_the_runs_durable_barrier(tmp_path):
 def test_disabled():
     with pytest.raises(NotConfigured):
         StoreExtension.from_crawler(component_crawler({"NEWSCRAWL_MONGO_ENABLED": False}))
+
+
+def test_the_data_folder_given_to_the_crawl_wins_over_the_environment(tmp_path, monkeypatch):
+    """One precedence (newscrawl/embedded/uri.py): a folder given as a setting (-s, settings.py,
+    a scrapyd job, ``newscrawl crawl --data-dir``) > env NEWSCRAWL_DATA_DIR > ./data."""
+    monkeypatch.setenv("NEWSCRAWL_DATA_DIR", str(tmp_path / "env"))
+    given = component_crawler({"NEWSCRAWL_DATA_DIR": str(tmp_path / "given")}, extensions=("store",))
+    assert given.get_extension(StoreExtension).data_dir == str(tmp_path / "given")
+    default = component_crawler(extensions=("store",))  # only the default of defaults.py
+    assert default.get_extension(StoreExtension).data_dir == ""  # so the environment decides
+    from newscrawl.embedded import resolve_data_dir
+
+    assert resolve_data_dir(default.get_extension(StoreExtension).data_dir) == str(tmp_path / "env")

@@ -3,7 +3,7 @@
 import pytest
 
 from newscrawl.addon import default_settings
-from newscrawl.settingscheck import SettingsError, check_values, unknown_settings
+from newscrawl.settingscheck import SettingsError, check_values, unknown_arguments, unknown_settings
 
 KNOWN = default_settings()
 
@@ -44,3 +44,9 @@ def test_a_json_setting_that_is_not_json_is_refused_by_name():
     with pytest.raises(SettingsError, match="NEWSCRAWL_NEWSRANK_WEIGHTS must be JSON"):
         check_values({"NEWSCRAWL_NEWSRANK_WEIGHTS": "abc"}, default_settings())
     check_values({"NEWSCRAWL_NEWSRANK_WEIGHTS": '{"image": 0.5}'}, default_settings())
+
+
+def test_unknown_spider_arguments_get_the_closest_known_name():
+    known = ["start_urls", "seeds", "depth", "strategy", "budget", "now", "watch", "for", "rate"]
+    assert unknown_arguments(["dpeth", "strat", "zzzzzz", "depth", "_job"], known) == [
+        ("dpeth", "depth"), ("strat", "strategy"), ("zzzzzz", None)]

@@ -12,7 +12,7 @@ from extensions.crawlstate import CrawlStateExtension
 from newscrawl import meta
 from newscrawl.fingerprint import NewsRequestFingerprinter
 from newscrawl.items import ArticleItem, NodeItem
-from newscrawl.settingscheck import SettingsError
+from newscrawl.settingscheck import SPIDER_ARGUMENTS, SettingsError
 from spiders.news import NewsSpider
 from tests.conftest import component_crawler, open_spider
 
@@ -191,3 +191,27 @@ def test_huge_and_non_html_pages_are_counted_skips():
     pdf = Response("https://www.heise.de/a.pdf", body=b"%PDF-1.4", request=Request("https://www.heise.de/a.pdf"))
     assert _articles(spider, pdf) == []
     assert spider.crawler.stats.get_value("newscrawl/spider/skipped_non_html") == 1
+
+
+def test_an_unknown_spider_argument_is_warned_about_with_the_closest_name(caplog):
+    crawler = component_crawler()
+    with caplog.at_level("WARNING", logger="spiders.news"):
+        spider = NewsSpider.from_crawler(crawler, start_urls="https://www.zeit.de/index",
+                                         dpeth="0", _job="abc", budget="5")
+    warnings = [r.getMessage() for r in caplog.records if r.name == "spiders.news"]
+    assert warnings == ["Unknown spider argument dpeth (did you mean depth?)"]
+    assert spider.max_depth == 0 and spider._depth_arg is None  # ignored, not read as depth
+
+
+def test_every_argument_the_extensions_read_is_a_known_spider_argument():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    read = set()
+    for path in [*root.glob("extensions/*.py"), *root.glob("middlewares/*.py")]:
+        read |= set(re.findall(r'getattr\((?:spider|self\.spider), "(\w+)"',
+                               path.read_text(encoding="utf-8")))
+    arguments = read - {"name", "entry_urls", "entry_credentials", "max_depth", "crawl_state",
+                        "clock", "strategy", "skipped_entries"}
+    assert arguments and arguments <= set(SPIDER_ARGUMENTS), arguments - set(SPIDER_ARGUMENTS)

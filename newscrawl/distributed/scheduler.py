@@ -186,8 +186,11 @@ class DistributedScheduler(Scheduler):
             dupefilter_cls=s.get("DUPEFILTER_CLASS") or
             "newscrawl.distributed.dupefilter.BucketDupeFilter",
             serializer=get_serializer(s.get("NEWSCRAWL_REDIS_SERIALIZER")),
-            **settings_kwargs(s, "NEWSCRAWL_REDIS_", "idle_close", "worker_timeout", "poll_interval",
-                              "seen_per_round", "pop_batch", aliases="NEWSCRAWL_HOST_ALIASES",
+            **settings_kwargs(s, idle_close="NEWSCRAWL_REDIS_IDLE_CLOSE",
+                              worker_timeout="NEWSCRAWL_REDIS_WORKER_TIMEOUT",
+                              poll_interval="NEWSCRAWL_REDIS_POLL_INTERVAL",
+                              seen_per_round="NEWSCRAWL_REDIS_SEEN_PER_ROUND",
+                              pop_batch="NEWSCRAWL_REDIS_POP_BATCH", aliases="NEWSCRAWL_HOST_ALIASES",
                               fold_www="NEWSCRAWL_ALIAS_FOLD_WWW",
                               min_delay="NEWSCRAWL_POLITENESS_MIN_DELAY"),
         )

@@ -65,10 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (default ``sys.argv[1:]``); return the exit code.
 
     Prints results to stdout and errors to stderr; never raises for a server that cannot be
-    started or stopped (exit code 1). ``--data-dir`` wins over env ``NEWSCRAWL_DATA_DIR``.
+    started or stopped (exit code 1). ``--data-dir`` wins over env ``NEWSCRAWL_DATA_DIR``
+    (:func:`~newscrawl.embedded.uri.resolve_data_dir`).
     """
     args = build_parser().parse_args(argv)
-    data_dir = args.data_dir if args.data_dir is not None else resolve_data_dir(None)
+    data_dir = resolve_data_dir(args.data_dir)
 
     if args.command == "start":
         server = EmbeddedMongo(

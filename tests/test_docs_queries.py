@@ -1,6 +1,7 @@
-"""The README's analyst queries run: every ``python`` block of the section "Queries for analysts"
-is executed, in order, in one namespace, against an embedded store holding the analysts' sample
-(:mod:`tests.analystdata`), and each result is checked against what the README says it returns.
+"""The analyst's guide's queries run (``docs/analysts.md``): every ``python`` block of the section
+"Queries for analysts" is executed, in order, in one namespace, against an embedded store holding
+the analysts' sample (:mod:`tests.analystdata`), and each result is checked against what the page
+says it returns.
 Every query has a mongosh form too (one ``js`` block per Python query block). The pandas block
 runs with pandas of ``requirements-test.txt`` (not a runtime dependency).
 """
@@ -19,13 +20,14 @@ from newscrawl.store import NewsStore
 from tests import analystdata
 from tests.helpers import REPO, require_installed
 
-HEADING = "### Queries for analysts (mongosh and Python)"
+PAGE = "docs/analysts.md"
+HEADING = "## Queries for analysts (mongosh and Python)"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 
 
 def section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    assert HEADING in text, f"README.md lost its section {HEADING!r}"
+    text = (REPO / PAGE).read_text(encoding="utf-8")
+    assert HEADING in text, f"{PAGE} lost its section {HEADING!r}"
     rest = text.split(HEADING, 1)[1]
     end = re.search(r"^#{1,3} ", rest, re.M)
     return rest[: end.start()] if end else rest
@@ -58,7 +60,7 @@ def _expect_per_hour(value: list[dict[str, Any]]) -> None:
     assert hours[0] == analystdata.NOW.replace(minute=0)
 
 
-#: Result name → its check (what the README's text before the block says it returns).
+#: Result name → its check (what the page's text before the block says it returns).
 CHECKS: dict[str, Callable[[Any], None]] = {
     "newest": lambda v: (
         by("url", v) == [a["url"] for a in sorted((a for a in ARTICLES if a["site"] == "zeit.de"),
@@ -96,7 +98,7 @@ CHECKS: dict[str, Callable[[Any], None]] = {
 @pytest.fixture(scope="module")
 def sample_uri(embedded):
     """The embedded server of the module with the sample in database ``newscrawl`` (the name
-    the README's connection block uses)."""
+    the page's connection block uses)."""
     with NewsStore.connect(embedded.uri, "newscrawl", timeout=5.0) as store:
         store.client.drop_database("newscrawl")
         analystdata.fill(store)
@@ -123,12 +125,12 @@ def test_readme_python_queries_return_what_the_readme_says(sample_uri, monkeypat
         if kind != "python" or "import pandas" in code:
             continue
         before = set(namespace)
-        exec(compile(code, "README.md", "exec"), namespace)
+        exec(compile(code, PAGE, "exec"), namespace)
         for name in sorted(set(namespace) - before):
             if name in CHECKS:
                 CHECKS[name](namespace[name])
                 checked.add(name)
-    assert checked == set(CHECKS), f"README results not checked: {set(CHECKS) - checked}"
+    assert checked == set(CHECKS), f"results of the page not checked: {set(CHECKS) - checked}"
     namespace["db"].client.close()
 
 
@@ -138,7 +140,7 @@ def test_readme_pandas_block(sample_uri, monkeypatch):
     namespace: dict[str, Any] = {}
     for kind, code in blocks():
         if kind == "python" and ("MongoClient(" in code or "import pandas" in code):
-            exec(compile(code, "README.md", "exec"), namespace)
+            exec(compile(code, PAGE, "exec"), namespace)
     zeit = [(a["fetched_at"] - a["published"]).total_seconds() / 60 for a in ARTICLES
             if a["site"] == "zeit.de" and a["published"] is not None]
     assert namespace["by_site"]["zeit.de"] == pytest.approx(statistics.median(zeit))
