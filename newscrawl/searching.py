@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import difflib
 import datetime as dt
 import json
 import sqlite3
@@ -235,17 +236,47 @@ def format_article(doc: dict[str, Any], versions: Sequence[dict[str, Any]] | Non
         lines.append(f"language:   {doc['language']}")
     lines += ["", str(doc.get("text") or "(no text stored)")]
     if versions is not None:
-        lines += ["", f"previous versions: {len(versions)}"]
-        for v in versions:
-            lines += ["", f"--- version {v.get('version')} (valid from {_when(v.get('valid_from'))}"
-                      f", replaced {_when(v.get('archived_at'))}): {v.get('title') or ''}"]
-            diff = v.get("diff")
-            if isinstance(diff, list):
-                lines += [str(x) for x in diff]
-            elif diff:
-                lines.append(str(diff) if not isinstance(diff, dict)
-                             else json.dumps(diff, ensure_ascii=False, default=str, indent=1))
+        lines += ["", f"previous versions: {len(versions)}"
+                  + ("" if versions else " (the text was never seen to change)")]
+        chain = sorted(versions, key=lambda v: int(v.get("version") or 0))
+        for v, after in zip(chain, [*chain[1:], doc]):
+            lines += ["", f"--- version {v.get('version')}: valid from "
+                      f"{_when(v.get('valid_from'))}, replaced {_when(v.get('archived_at'))}"]
+            summary = v.get("diff") if isinstance(v.get("diff"), dict) else {}
+            if summary:
+                lines.append(f"    body changed {summary.get('body_changed_pct')} %, "
+                             f"+{summary.get('words_added')} / -{summary.get('words_removed')} "
+                             f"words" + (", title changed" if summary.get("title_changed")
+                                         else ""))
+            if (v.get("title") or "") != (after.get("title") or ""):
+                lines.append(f"    title: [-{v.get('title')}-] {{+{after.get('title')}+}}")
+            lines.append("    text:  " + word_diff(str(v.get("text") or ""),
+                                                  str(after.get("text") or "")))
     return "\n".join(lines) + "\n"
+
+
+def word_diff(old: str, new: str, *, context: int = 8) -> str:
+    """The change from ``old`` to ``new`` word by word (``difflib``), ``[-removed-]`` and
+    ``{+added+}``, with ``context`` unchanged words around each change (``…`` between)."""
+    a, b = old.split(), new.split()
+    if a == b:
+        return "(no change to the text)"
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            same = a[i1:i2]
+            if len(same) > 2 * context:
+                head = same[:context] if out else []
+                tail = same[-context:] if i2 < len(a) else []
+                same = [*head, "…", *tail]
+            out.extend(same)
+            continue
+        if i2 > i1:
+            out.append("[-" + " ".join(a[i1:i2]) + "-]")
+        if j2 > j1:
+            out.append("{+" + " ".join(b[j1:j2]) + "+}")
+    return " ".join(w for w in out if w)
 
 
 def article_main(argv: list[str] | None = None, *, prog: str = "newscrawl article") -> int:
