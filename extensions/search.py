@@ -31,7 +31,7 @@ from typing import Any
 from scrapy import signals
 
 from extensions.store import StoreExtension, wait_for
-from newscrawl.components import require_enabled, require_extension, settings_kwargs
+from newscrawl.components import require_enabled, settings_kwargs
 from newscrawl.embedded import resolve_data_dir
 from newscrawl.search.alerts import AlertBook, Sender, alerts_path
 from newscrawl.search.index import SearchIndex, index_path
@@ -46,34 +46,48 @@ class SearchExtension:
 
     Args:
         stats: the crawler's stats collector.
-        store: the run's store extension (its writer thread does the index writes).
         alerts: fire saved searches; retries, backoff, timeout, drain: of the sender (seconds).
+        crawler: where the run's :class:`StoreExtension` is found at ``spider_opened`` (its
+            writer thread does the index writes); tests may :meth:`attach` one instead.
     """
 
-    def __init__(self, stats: Any, store: StoreExtension, *, alerts: bool = True,
-                 retries: int = 5, backoff: float = 1.0, timeout: float = 10.0,
-                 drain: float = 5.0) -> None:
-        self.stats, self.store = stats, store
+    def __init__(self, stats: Any, *, alerts: bool = True, retries: int = 5,
+                 backoff: float = 1.0, timeout: float = 10.0, drain: float = 5.0,
+                 crawler: Any = None) -> None:
+        self.stats, self.crawler = stats, crawler
         self.alerts_enabled = alerts
         self.retries, self.backoff, self.timeout, self.drain = retries, backoff, timeout, drain
+        self.store: StoreExtension | None = None
         self.index: SearchIndex | None = None
         self.book: AlertBook | None = None
         self.sender: Sender | None = None
-        store.writer.listeners.append(self.stored)
-        store.at_close(self.close)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> SearchExtension:
         s = crawler.settings
-        require_enabled(s, "NEWSCRAWL_SEARCH_ENABLED")
-        ext = cls(crawler.stats, require_extension(crawler, StoreExtension),
-                  alerts=s.getbool("NEWSCRAWL_ALERTS_ENABLED"), **settings_kwargs(
-                      s, "NEWSCRAWL_ALERTS_", "retries", "backoff", "timeout", "drain"))
+        require_enabled(s, "NEWSCRAWL_SEARCH_ENABLED", "NEWSCRAWL_MONGO_ENABLED")
+        ext = cls(crawler.stats, alerts=s.getbool("NEWSCRAWL_ALERTS_ENABLED"), crawler=crawler,
+                  **settings_kwargs(s, "NEWSCRAWL_ALERTS_", "retries", "backoff", "timeout",
+                                    "drain"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         return ext
 
+    def attach(self, store: StoreExtension) -> None:
+        """Listen to ``store``'s writer and close with it (done at ``spider_opened``: extensions
+        cannot reach each other while Scrapy builds them)."""
+        self.store = store
+        store.writer.listeners.append(self.stored)
+        store.at_close(self.close)
+
     async def spider_opened(self, spider: Any) -> None:
         """Open the index and the alerts once the store is open, and catch the index up."""
+        if self.store is None:
+            store = self.crawler.get_extension(StoreExtension) if self.crawler else None
+            if store is None:
+                logger.warning("No store extension: no search index and no alerts in this run")
+                return
+            self.attach(store)
+        assert self.store is not None
         try:
             await self.store.open(spider.name)
         except Exception:  # noqa: BLE001 - the store extension closes the spider and says why
@@ -82,6 +96,7 @@ class SearchExtension:
 
     def paths(self) -> tuple[Path, Path]:
         """``(index file, alerts file)`` of the run's database in its data folder."""
+        assert self.store is not None
         folder = Path(resolve_data_dir(self.store.data_dir))
         target = spill_target(self.store.uri, self.store.database,
                               embedded=self.store.embedded is not None)
@@ -107,6 +122,7 @@ class SearchExtension:
         self._catch_up()
 
     def _catch_up(self) -> None:
+        assert self.store is not None
         store = self.store.writer.store
         if self.index is None or store is None or not self.store.connected:
             return
@@ -157,6 +173,7 @@ class SearchExtension:
 
     async def close(self) -> None:
         """Close step: catch up after a shadow merge, let the sender drain, close the files."""
+        assert self.store is not None
         writer = self.store.writer
         if writer.stage_run and writer.store is not None and not writer.gave_up:
             await wait_for(writer.submit(self._catch_up))
