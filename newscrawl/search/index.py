@@ -148,6 +148,8 @@ class SearchIndex:
             row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA),))
+                # the persistent rank function: BM25 with the title weighted 3, the text 1
+                db.execute("INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(3.0, 1.0)')")
             db.execute("SELECT count(*) FROM fts WHERE fts MATCH 'x'").fetchone()
             db.execute("PRAGMA quick_check(1)").fetchone()
         except sqlite3.DatabaseError:
@@ -285,10 +287,18 @@ class SearchIndex:
                 return []
             where.append(f"d.fp IN ({','.join('?' * len(fps))})")
             args.extend(fps)
-        sql = ("SELECT d.fp, d.url, d.site, d.title, d.time, d.first_seen, d.weight, d.story_id,"
-               " bm25(fts, 3.0, 1.0) AS score FROM fts JOIN docs d ON d.id = fts.rowid"
-               f" WHERE {' AND '.join(where)}"
-               " ORDER BY score, d.weight DESC, d.time DESC LIMIT ?")
+        if len(where) == 1:
+            # No filter: FTS5 ranks and cuts by itself (ORDER BY rank LIMIT: no join, no sort of
+            # every match in the SQL layer), then the few rows are joined.
+            sql = ("SELECT d.fp, d.url, d.site, d.title, d.time, d.first_seen, d.weight,"
+                   " d.story_id, m.rank FROM (SELECT rowid, rank FROM fts WHERE fts MATCH ?"
+                   " ORDER BY rank LIMIT ?) AS m JOIN docs d ON d.id = m.rowid"
+                   " ORDER BY m.rank, d.weight DESC, d.time DESC")
+        else:
+            sql = ("SELECT d.fp, d.url, d.site, d.title, d.time, d.first_seen, d.weight,"
+                   " d.story_id, fts.rank FROM fts JOIN docs d ON d.id = fts.rowid"
+                   f" WHERE {' AND '.join(where)}"
+                   " ORDER BY fts.rank, d.weight DESC, d.time DESC LIMIT ?")
         args.append(max(int(limit), 0))
         with self._lock:
             rows = self.db.execute(sql, args).fetchall()
