@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, book: AlertBook, prog: str) -> int:
             print(f"  JSON lines to {alert.jsonl}")
         return 0
     if args.action == "list":
-        alerts = book.list()
+        alerts = book.alerts()
         if not alerts:
             print(f"no alerts in {book.path} (newscrawl alert add NAME QUERY --jsonl FILE)")
         for alert in alerts:
@@ -122,8 +122,8 @@ def _run(args: argparse.Namespace, book: AlertBook, prog: str) -> int:
         print(f"alert {args.name!r} removed")
         return 0
     if args.action == "test":
-        alert = book.get(args.name)
-        if alert is None:
+        saved = book.get(args.name)
+        if saved is None:
             print(f"{prog}: no alert {args.name!r}", file=sys.stderr)
             return 2
         try:
@@ -133,8 +133,8 @@ def _run(args: argparse.Namespace, book: AlertBook, prog: str) -> int:
         hits = []
         if path.exists():
             with SearchIndex(path) as index:
-                hits = index.search(alert.query, site=alert.site, limit=max(1, args.limit))
-        oid = book.queue_test(alert, hits)
+                hits = index.search(saved.query, site=saved.site, limit=max(1, args.limit))
+        oid = book.queue_test(saved, hits)
         return _send(book, prog, only=oid, matches=len(hits))
     return _send(book, prog)
 

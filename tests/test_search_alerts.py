@@ -100,7 +100,7 @@ def test_add_refuses_what_cannot_work(tmp_path):
             book.add("x", "Sturm", **kwargs)
     with pytest.raises(ValueError):
         book.add("x", "NOT Sturm", jsonl="f")
-    assert book.list() == []
+    assert book.alerts() == []
 
 
 def test_signature_is_hmac_sha256_of_timestamp_and_body():

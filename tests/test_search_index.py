@@ -154,3 +154,23 @@ def test_fts5_syntax_in_a_query_is_searched_as_words(index):
     assert index.search('title: "*" NEAR') == []
     hits = index.search("Trump title:", limit=1000)
     assert hits and len(hits) < len(index.search("Trump", limit=1000))
+
+
+def test_first_seen_keeps_the_earliest_and_time_falls_back_to_it(tmp_path):
+    import datetime as dt
+
+    utc = dt.timezone.utc
+    with SearchIndex(index_path(tmp_path, "embedded-x")) as ix:
+        # a crawl's item: no first_seen yet, fetched_at and no publication time
+        ix.upsert([{"fp": "a", "title": "Wort", "text": "eins",
+                    "fetched_at": dt.datetime(2026, 12, 1, 10, tzinfo=utc), "weight": 0.2}])
+        (hit,) = ix.search("Wort")
+        assert hit.first_seen == hit.time == dt.datetime(2026, 12, 1, 10, tzinfo=utc).timestamp()
+        # re-crawled later with a changed text and a publication time found
+        ix.upsert([{"fp": "a", "title": "Wort", "text": "zwei",
+                    "fetched_at": dt.datetime(2026, 12, 2, tzinfo=utc),
+                    "published": dt.datetime(2026, 11, 30, tzinfo=utc)}])
+        (hit,) = ix.search("Wort")
+        assert hit.first_seen == dt.datetime(2026, 12, 1, 10, tzinfo=utc).timestamp()
+        assert hit.time == dt.datetime(2026, 11, 30, tzinfo=utc).timestamp()
+        assert hit.weight == 0.2  # not given this time: kept

@@ -195,7 +195,7 @@ class AlertBook:
             row = self.db.execute("SELECT * FROM alerts WHERE name=?", (name,)).fetchone()
         return Alert(*row) if row else None
 
-    def list(self) -> list[Alert]:
+    def alerts(self) -> list[Alert]:
         with self._lock:
             rows = self.db.execute("SELECT * FROM alerts ORDER BY name").fetchall()
         return [Alert(*row) for row in rows]
@@ -238,7 +238,7 @@ class AlertBook:
             return 0
         at = self.clock() if stored_at is None else stored_at
         made = 0
-        for alert in self.list():
+        for alert in self.alerts():
             try:
                 hits = index.search(alert.query, site=alert.site, fps=list(fps),
                                     limit=MAX_HITS_PER_BATCH)
@@ -290,7 +290,7 @@ class AlertBook:
         since it was created) and that has pending matches; returns the digests queued."""
         now = self.clock()
         queued = 0
-        for alert in self.list():
+        for alert in self.alerts():
             period = PERIODS.get(alert.every, 0.0)
             if period <= 0 or now - (alert.last_digest or alert.created) < period:
                 continue

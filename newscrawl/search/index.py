@@ -39,9 +39,10 @@ from newscrawl.search.query import parse, to_fts5, tokenize
 logger = logging.getLogger(__name__)
 
 SCHEMA = 1
-#: Article fields the index reads from a stored document.
+#: Article fields the index reads from a stored document (``fetched_at`` stands in for
+#: ``first_seen`` in a crawl's item, which the store has not stamped yet).
 INDEX_FIELDS = ("fp", "url", "site", "title", "text", "published", "first_seen", "last_seen",
-                "weight", "story_id")
+                "weight", "story_id", "fetched_at")
 #: Seconds subtracted from ``synced_until`` when catching up (clocks of several writers).
 SYNC_MARGIN = 300.0
 
@@ -55,6 +56,16 @@ _DDL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body,"
     " tokenize = 'unicode61 remove_diacritics 0')",
 )
+
+
+#: Refresh an indexed article's metadata: ``first_seen`` keeps the earliest value ever given,
+#: ``time`` is the publication time, else that ``first_seen``; the weight is the newest.
+_UPDATE_META = ("UPDATE docs SET url=?1, site=?2, title=?3,"
+                " first_seen=CASE WHEN first_seen IS NULL THEN ?5"
+                " ELSE min(first_seen, coalesce(?5, first_seen)) END,"
+                " time=coalesce(?4, CASE WHEN first_seen IS NULL THEN ?5"
+                " ELSE min(first_seen, coalesce(?5, first_seen)) END),"
+                " weight=coalesce(?6, weight), story_id=coalesce(?7, story_id) WHERE id=?8")
 
 
 def index_path(data_dir: str | Path, target: str) -> Path:
@@ -199,30 +210,29 @@ class SearchIndex:
                     title = str(doc.get("title") or "")
                     text = str(doc.get("text") or "")
                     new_digest = digest(title, text)
-                    first = epoch(doc.get("first_seen"))
-                    when = epoch(doc.get("published"))
+                    # a crawl's item has no first_seen yet (the store sets it from fetched_at)
+                    first = epoch(doc.get("first_seen")) or epoch(doc.get("fetched_at"))
                     meta = (str(doc.get("url") or ""), str(doc.get("site") or ""), title,
-                            when if when is not None else first, first,
-                            _float(doc.get("weight")), doc.get("story_id"))
+                            epoch(doc.get("published")), first, _float(doc.get("weight")),
+                            doc.get("story_id"))
                     row = db.execute("SELECT id, digest FROM docs WHERE fp=?", (fp,)).fetchone()
                     if row is not None and row[1] == new_digest:
-                        db.execute("UPDATE docs SET url=?, site=?, title=?, time=?, first_seen=?,"
-                                   " weight=?, story_id=? WHERE id=?", (*meta, row[0]))
+                        db.execute(_UPDATE_META, (*meta, row[0]))
                         counts["unchanged"] += 1
                         continue
                     body = (" ".join(tokenize(title)), " ".join(tokenize(text)))
                     if row is None:
                         cur = db.execute("INSERT INTO docs(url, site, title, time, first_seen,"
                                          " weight, story_id, fp, digest)"
-                                         " VALUES(?,?,?,?,?,?,?,?,?)", (*meta, fp, new_digest))
+                                         " VALUES(?1, ?2, ?3, coalesce(?4, ?5), ?5, ?6, ?7, ?8, ?9)",
+                                         (*meta, fp, new_digest))
                         rowid = cur.lastrowid
                         counts["added"] += 1
                     else:
                         rowid = row[0]
                         db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
-                        db.execute("UPDATE docs SET url=?, site=?, title=?, time=?, first_seen=?,"
-                                   " weight=?, story_id=?, digest=? WHERE id=?",
-                                   (*meta, new_digest, rowid))
+                        db.execute(_UPDATE_META, (*meta, rowid))
+                        db.execute("UPDATE docs SET digest=? WHERE id=?", (new_digest, rowid))
                         counts["changed"] += 1
                     db.execute("INSERT INTO fts(rowid, title, body) VALUES(?,?,?)",
                                (rowid, *body))
