@@ -8,7 +8,8 @@ else what was written since its last sync — spills replayed, crawls run withou
 store's writer thread. From then on every batch of pages the writer stores in place is indexed
 right after (:attr:`newscrawl.store.writer.BufferedWriter.listeners`), and the articles whose
 title or text is new go through the saved searches of ``<data>/alerts.sqlite``
-(:meth:`newscrawl.search.alerts.AlertBook.match`); notifications are sent by a
+(:meth:`newscrawl.search.alerts.AlertBook.match`; spike alerts are checked at most every
+:data:`SPIKE_CHECK_INTERVAL` seconds); notifications are sent by a
 :class:`~newscrawl.search.alerts.Sender` thread, so a slow webhook never holds up a write.
 
 In the shadow update mode pages reach the live collection at the merge: the close step catches
@@ -40,6 +41,9 @@ from newscrawl.store import spill_target
 
 logger = logging.getLogger(__name__)
 
+#: Seconds between two checks of the spike alerts (each counts the matches of a day and 14).
+SPIKE_CHECK_INTERVAL = 60.0
+
 
 class SearchExtension:
     """The run's search index and alerts (see the module docstring).
@@ -61,6 +65,7 @@ class SearchExtension:
         self.index: SearchIndex | None = None
         self.book: AlertBook | None = None
         self.sender: Sender | None = None
+        self._spikes_checked = 0.0  # time.monotonic() of the last spike check
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> SearchExtension:
@@ -163,6 +168,13 @@ class SearchExtension:
             logger.exception("Alerts failed on %d article(s)", len(fps))
             self.stats.inc_value("newscrawl/alerts/errors")
             return
+        if time.monotonic() - self._spikes_checked >= SPIKE_CHECK_INTERVAL:
+            self._spikes_checked = time.monotonic()
+            try:
+                made += self.book.check_spikes(self.index)
+            except Exception:  # noqa: BLE001 - alerts must not stop the crawl
+                logger.exception("Spike alerts failed")
+                self.stats.inc_value("newscrawl/alerts/errors")
         if made:
             self.stats.inc_value("newscrawl/alerts/fired", made)
             if self.sender is not None:

@@ -3,7 +3,7 @@
 ::
 
     newscrawl alert add NAME QUERY [--site S] [--webhook URL] [--jsonl FILE]
-                                   [--every now|hour|day] [--secret KEY]
+                                   [--every now|hour|day | --spike RATIO] [--secret KEY]
     newscrawl alert list
     newscrawl alert remove NAME
     newscrawl alert test NAME      # send the current best matches now, marked "kind": "test"
@@ -55,6 +55,9 @@ def make_parser(prog: str) -> argparse.ArgumentParser:
     add.add_argument("--every", choices=tuple(PERIODS), default="now",
                      help="now: one notification per story; hour / day: a digest")
     add.add_argument("--secret", default=None, help="HMAC key of the webhook signature")
+    add.add_argument("--spike", type=float, default=None, metavar="RATIO",
+                     help="a spike alert: fire (at most daily) when the last day's matches reach "
+                          "RATIO times the daily mean of the 14 days before")
     sub.add_parser("list", help="the saved alerts and what they sent")
     remove = sub.add_parser("remove", help="delete an alert")
     remove.add_argument("name")
@@ -88,7 +91,8 @@ def _run(args: argparse.Namespace, book: AlertBook, prog: str) -> int:
         secret = args.secret or os.environ.get(SECRET_ENV_VAR) or None
         try:
             alert = book.add(args.name, args.query, site=args.site, webhook=args.webhook,
-                             jsonl=args.jsonl, every=args.every, secret=secret)
+                             jsonl=args.jsonl, every=args.every, secret=secret,
+                             spike=args.spike)
         except ValueError as exc:
             print(f"{prog}: {exc}", file=sys.stderr)
             return 2
@@ -107,7 +111,8 @@ def _run(args: argparse.Namespace, book: AlertBook, prog: str) -> int:
         for alert in alerts:
             st = book.stats(alert.name)
             print(f"{alert.name}: {alert.query!r}" + (f" site={alert.site}" if alert.site else "")
-                  + f" every={alert.every}  key={alert.secret[:4]}…")
+                  + (f" spike x{alert.spike:g}" if alert.spike else f" every={alert.every}")
+                  + f"  key={alert.secret[:4]}…")
             for kind, where in (("webhook", alert.webhook), ("jsonl", alert.jsonl)):
                 if where:
                     print(f"  {kind} {where}")

@@ -203,3 +203,35 @@ def test_alert_command_add_list_test_remove(tmp_path, capsys, index):
     assert alert_main(["--data-dir", str(data), "remove", "storm"]) == 0
     assert alert_main(["--data-dir", str(data), "remove", "storm"]) == 2
     assert alert_main(["--data-dir", str(data), "test", "storm"]) == 2
+
+
+def test_a_spike_alert_compares_the_last_day_with_the_14_before(tmp_path, index):
+    clock = Clock()
+    now = clock.t
+    book = AlertBook(alerts_path(tmp_path), clock=clock)
+    book.add("surge", "Hochwasser", spike=3, jsonl=str(tmp_path / "s.jsonl"))
+    book.add("each", "Hochwasser", jsonl=str(tmp_path / "e.jsonl"))
+    day = 86400.0
+    # baseline: 14 matches over the 14 days before the last one (1 a day), and noise
+    old = [_art(f"o{i}", "Hochwasser am Rhein", "x", f"O{i}") | {"first_seen": now - day * (1.5 + i)}
+           for i in range(14)]
+    old += [_art(f"n{i}", "Börse", "x") | {"first_seen": now - day * (2 + i)} for i in range(5)]
+    index.upsert(old)
+    fresh = [_art(f"f{i}", "Hochwasser in Köln", "y", f"F{i}") | {"first_seen": now - 3600 * i}
+             for i in range(2)]
+    changed = _store(index, fresh)
+    # the spike alert takes no part in the per-story matching; the other alert does
+    assert book.match(index, changed) == 2
+    assert book.check_spikes(index) == 0  # 2 in the last day: below 3 x 1 a day
+    index.upsert([_art("f2", "Hochwasser: Pegel steigt", "z", "F2") | {"first_seen": now - 60}])
+    assert book.check_spikes(index) == 1
+    spike = next(n for n in _outbox(book) if n["kind"] == "spike")
+    assert spike["day_matches"] == 3 and spike["baseline_per_day"] == 1.0 and spike["ratio"] == 3.0
+    assert {a["fp"] for a in spike["articles"]} == {"f0", "f1", "f2"}
+    # once a day at most
+    index.upsert([_art("f3", "Hochwasser", "w", "F3") | {"first_seen": now - 30}])
+    assert book.check_spikes(index) == 0
+    clock.t += day + 1
+    assert book.check_spikes(index) == 0  # the day after: f0..f3 are a day old now
+    with pytest.raises(ValueError):
+        book.add("bad", "x", spike=0.5, jsonl="f")

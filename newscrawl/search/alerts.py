@@ -30,6 +30,13 @@ connection failure, a timeout, 408, 429 or 5xx is retried after ``backoff · 2^(
 (exponential backoff), at most ``retries`` times; any other answer is a permanent failure. A
 notification that could not be delivered stays in ``outbox`` with ``state = 'failed'`` (logged,
 shown by ``newscrawl alert list``). JSON lines: one notification per line, appended.
+
+Spike alerts (``spike`` = a ratio, e.g. 3): instead of one notification per story, one
+``kind: "spike"`` notification when the query's matches over the last day reach ``spike`` times
+its mean daily matches over the 14 days before (articles by publication time, else first
+capture), and at least :data:`SPIKE_MIN_MATCHES`; at most once a day per alert
+(:meth:`AlertBook.check_spikes`). With no match in the 14 days, the day's
+:data:`SPIKE_MIN_MATCHES` are a spike.
 """
 
 from __future__ import annotations
@@ -59,6 +66,11 @@ logger = logging.getLogger(__name__)
 PERIODS = {"now": 0.0, "hour": 3600.0, "day": 86400.0}
 #: Most matching articles one search of an alert returns per stored batch.
 MAX_HITS_PER_BATCH = 1000
+#: Matches of the last day a spike needs at least (a single article is no spike).
+SPIKE_MIN_MATCHES = 3
+#: Days of the baseline a spike alert compares the last day with.
+SPIKE_BASELINE_DAYS = 14
+DAY = 86400.0
 SIGNATURE_HEADER = "X-Newscrawl-Signature"
 TIMESTAMP_HEADER = "X-Newscrawl-Timestamp"
 
@@ -76,6 +88,8 @@ _DDL = (
     " state TEXT NOT NULL DEFAULT 'queued', error TEXT)",
     "CREATE INDEX IF NOT EXISTS outbox_due ON outbox(state, next_at)",
 )
+#: Columns added after the first version of the file (added to an older file at open).
+_ADDED_COLUMNS = (("alerts", "spike", "REAL"), ("alerts", "last_spike", "REAL"))
 
 
 def alerts_path(data_dir: str | Path) -> Path:
@@ -114,6 +128,12 @@ class Alert:
     secret: str
     created: float
     last_digest: float | None
+    spike: float | None = None
+    last_spike: float | None = None
+
+
+_ALERT_COLUMNS = ("name, query, site, webhook, jsonl, every, secret, created, last_digest, spike,"
+                  " last_spike")
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -122,6 +142,10 @@ def _connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     for statement in _DDL:
         db.execute(statement)
+    for table, column, kind in _ADDED_COLUMNS:
+        names = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if column not in names:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
     return db
 
 
@@ -162,7 +186,8 @@ class AlertBook:
     # -- saved searches -------------------------------------------------------------------------
 
     def add(self, name: str, query: str, *, site: str | None = None, webhook: str | None = None,
-            jsonl: str | None = None, every: str = "now", secret: str | None = None) -> Alert:
+            jsonl: str | None = None, every: str = "now", secret: str | None = None,
+            spike: float | None = None) -> Alert:
         """Save an alert (replacing one of the same name; its fired stories are kept).
 
         Raises:
@@ -176,28 +201,34 @@ class AlertBook:
             raise ValueError(f"--every must be one of {', '.join(PERIODS)}, not {every!r}")
         if not webhook and not jsonl:
             raise ValueError("an alert needs a destination: --webhook URL and / or --jsonl FILE")
+        if spike is not None and not spike > 1:
+            raise ValueError(f"--spike must be a ratio above 1 (e.g. 3), not {spike!r}")
         if webhook and not webhook.lower().startswith(("http://", "https://")):
             raise ValueError(f"the webhook must be an http:// or https:// URL, not {webhook!r}")
         to_fts5(parse(query))  # raises QueryError (a ValueError) for a query that cannot run
         key = secret or secrets.token_hex(16)
         now = self.clock()
         with self._lock:
-            self.db.execute("INSERT OR REPLACE INTO alerts VALUES(?,?,?,?,?,?,?,?,NULL)",
+            self.db.execute("INSERT OR REPLACE INTO alerts(name, query, site, webhook, jsonl,"
+                            " every, secret, created, last_digest, spike, last_spike)"
+                            " VALUES(?,?,?,?,?,?,?,?,NULL,?,NULL)",
                             (name, query, site or None, webhook or None,
                              str(Path(jsonl).expanduser().resolve()) if jsonl else None,
-                             every, key, now))
+                             every, key, now, spike))
         alert = self.get(name)
         assert alert is not None
         return alert
 
     def get(self, name: str) -> Alert | None:
         with self._lock:
-            row = self.db.execute("SELECT * FROM alerts WHERE name=?", (name,)).fetchone()
+            row = self.db.execute(f"SELECT {_ALERT_COLUMNS} FROM alerts WHERE name=?",
+                                  (name,)).fetchone()
         return Alert(*row) if row else None
 
     def alerts(self) -> list[Alert]:
         with self._lock:
-            rows = self.db.execute("SELECT * FROM alerts ORDER BY name").fetchall()
+            rows = self.db.execute(f"SELECT {_ALERT_COLUMNS} FROM alerts ORDER BY name"
+                                   ).fetchall()
         return [Alert(*row) for row in rows]
 
     def remove(self, name: str) -> bool:
@@ -239,6 +270,8 @@ class AlertBook:
         at = self.clock() if stored_at is None else stored_at
         made = 0
         for alert in self.alerts():
+            if alert.spike is not None:  # a spike alert counts, it does not list stories
+                continue
             try:
                 hits = index.search(alert.query, site=alert.site, fps=list(fps),
                                     limit=MAX_HITS_PER_BATCH)
@@ -316,6 +349,40 @@ class AlertBook:
                     self.db.execute("ROLLBACK")
                     raise
         return queued
+
+    def check_spikes(self, index: SearchIndex) -> int:
+        """Queue a ``kind: "spike"`` notification for each spike alert whose last day holds a
+        spike (module docstring) and that did not fire in the last day; returns how many."""
+        now = self.clock()
+        fired = 0
+        for alert in self.alerts():
+            if alert.spike is None or (alert.last_spike and now - alert.last_spike < DAY):
+                continue
+            try:
+                day = index.count_matches(alert.query, site=alert.site, since=now - DAY)
+                if day < SPIKE_MIN_MATCHES:
+                    continue
+                before = index.count_matches(alert.query, site=alert.site,
+                                             since=now - (SPIKE_BASELINE_DAYS + 1) * DAY,
+                                             until=now - DAY)
+                top = index.search(alert.query, site=alert.site, since=now - DAY, limit=10)
+            except ValueError as exc:
+                logger.warning("Spike alert %r cannot run (%s): skipped", alert.name, exc)
+                continue
+            baseline = before / SPIKE_BASELINE_DAYS
+            if baseline > 0 and day < alert.spike * baseline:
+                continue
+            with self._lock:
+                self._enqueue(alert, {
+                    "kind": "spike", "alert": alert.name, "query": alert.query,
+                    "site": alert.site, "day_matches": day,
+                    "baseline_per_day": round(baseline, 3),
+                    "ratio": None if baseline == 0 else round(day / baseline, 2),
+                    "spike": alert.spike, "queued_at": now,
+                    "articles": [article_entry(h, now) for h in top]})
+                self.db.execute("UPDATE alerts SET last_spike=? WHERE name=?", (now, alert.name))
+            fired += 1
+        return fired
 
     def queue_test(self, alert: Alert, hits: Sequence[Hit]) -> int:
         """Queue a ``kind: "test"`` notification of ``alert`` listing ``hits`` (the current best

@@ -267,6 +267,21 @@ class SearchIndex:
         with self._lock:
             return int(self.db.execute("SELECT count(*) FROM docs").fetchone()[0])
 
+    def count_matches(self, query: str, *, site: str | None = None,
+                      since: float | None = None, until: float | None = None) -> int:
+        """How many articles match ``query`` (filters as :meth:`search`; a spike alert's
+        counts). Raises QueryError."""
+        where: list[str] = ["fts MATCH ?"]
+        args: list[Any] = [to_fts5(parse(query))]
+        for clause, value in (("d.site = ?", site), ("d.time >= ?", since), ("d.time < ?", until)):
+            if value is not None and value != "":
+                where.append(clause)
+                args.append(value)
+        sql = (f"SELECT count(*) FROM fts JOIN docs d ON d.id = fts.rowid"
+               f" WHERE {' AND '.join(where)}")
+        with self._lock:
+            return int(self.db.execute(sql, args).fetchone()[0])
+
     def search(self, query: str, *, site: str | None = None, since: float | None = None,
                until: float | None = None, limit: int = 20,
                fps: Sequence[str] | None = None) -> list[Hit]:
