@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"search_latency: {n} articles from {len(texts)} corpus texts into {path}", flush=True)
     index = SearchIndex(path)
     t0 = time.perf_counter()
-    counts = sync(index, articles(texts, n, now=now), now=now)
+    counts = sync(index, articles(texts, n, now=now))
     build = time.perf_counter() - t0
     assert counts["added"] == n, counts
     index.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

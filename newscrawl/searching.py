@@ -30,7 +30,6 @@ import datetime as dt
 import json
 import sqlite3
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -53,9 +52,12 @@ HIT_FIELDS = ("rank", "time", "site", "weight", "title", "url", "fp", "story_id"
 def catch_up(store: NewsStore, index: SearchIndex, *, full: bool = False,
              on_changed: Callable[[list[str]], None] | None = None) -> dict[str, int]:
     """Index the articles ``store`` wrote since the index's ``synced_until`` (all of them for a
-    new or damaged index, or with ``full``: then the index is emptied first). ``on_changed``
-    gets the fingerprints whose title or text was new to the index, for an incremental catch-up
-    only (a full build indexes history, which alerts nothing).
+    new or damaged index, or with ``full``: then the index is emptied first).
+
+    When the index then holds fewer articles than the store (articles written with a run clock
+    older than the watermark, ``-a now=``), every article is read once more (an unchanged one
+    is not re-indexed). ``on_changed`` gets the fingerprints whose title or text was new to the
+    index, except in a build from nothing (history, which alerts nothing).
 
     Raises:
         StoreError / StoreUnavailable: reading the store failed (the index keeps what it had).
@@ -63,10 +65,13 @@ def catch_up(store: NewsStore, index: SearchIndex, *, full: bool = False,
     since = None if full else sync_since(index)
     if full:
         index.clear()
-    started = time.time()
     seen = None if since is None else dt.datetime.fromtimestamp(since, dt.timezone.utc)
-    docs = store.iter_articles(seen_since=seen, fields=INDEX_FIELDS)
-    counts = sync(index, docs, now=started, on_changed=None if since is None else on_changed)
+    alert = None if since is None else on_changed
+    counts = sync(index, store.iter_articles(seen_since=seen, fields=INDEX_FIELDS),
+                  on_changed=alert)
+    if since is not None and index.count() < store.document_counts()["articles"]:
+        more = sync(index, store.iter_articles(fields=INDEX_FIELDS), on_changed=alert)
+        counts = {k: counts[k] + more[k] for k in counts}
     index.created = False
     return counts
 

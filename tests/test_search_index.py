@@ -35,7 +35,7 @@ def corpus_docs() -> list[dict]:
 @pytest.fixture
 def index(tmp_path, corpus_docs):
     ix = SearchIndex(index_path(tmp_path, "embedded-newscrawl"))
-    counts = sync(ix, corpus_docs, now=1_800_000_000.0)
+    counts = sync(ix, corpus_docs)
     assert counts["added"] == len(corpus_docs) and ix.count() == len(corpus_docs)
     yield ix
     ix.close()
@@ -132,7 +132,7 @@ def test_changed_text_is_reindexed_unchanged_is_not(index):
 def test_a_damaged_index_is_moved_aside_and_marked_for_a_rebuild(tmp_path: Path):
     path = index_path(tmp_path, "embedded-x")
     with SearchIndex(path) as ix:
-        sync(ix, [{"fp": "a", "title": "eins", "text": "zwei"}], now=100.0)
+        sync(ix, [{"fp": "a", "title": "eins", "text": "zwei", "last_seen": 100.0}])
     with SearchIndex(path) as ix:
         assert not ix.created and sync_since(ix) == 100.0 - 300.0
     path.write_bytes(b"this is not a database" * 100)
@@ -174,3 +174,42 @@ def test_first_seen_keeps_the_earliest_and_time_falls_back_to_it(tmp_path):
         assert hit.first_seen == dt.datetime(2026, 12, 1, 10, tzinfo=utc).timestamp()
         assert hit.time == dt.datetime(2026, 11, 30, tzinfo=utc).timestamp()
         assert hit.weight == 0.2  # not given this time: kept
+
+
+class FakeStore:
+    """The two reads :func:`newscrawl.searching.catch_up` makes, over a list of documents."""
+
+    def __init__(self, docs):
+        self.docs = docs
+        self.reads = []
+
+    def iter_articles(self, *, seen_since=None, fields=None):
+        self.reads.append(seen_since)
+        return iter([d for d in self.docs
+                     if seen_since is None or d["last_seen"] >= seen_since])
+
+    def document_counts(self):
+        return {"articles": len(self.docs)}
+
+
+def test_catch_up_follows_the_stores_clock_and_finds_articles_behind_it(tmp_path):
+    import datetime as dt
+
+    from newscrawl.searching import catch_up
+
+    t = lambda d: dt.datetime(2024, 10, d, tzinfo=dt.timezone.utc)  # noqa: E731 - a run clock
+    store = FakeStore([{"fp": "a", "title": "Alpha", "text": "x", "last_seen": t(1)},
+                       {"fp": "b", "title": "Beta", "text": "y", "last_seen": t(3)}])
+    alerted: list[str] = []
+    with SearchIndex(index_path(tmp_path, "embedded-x")) as ix:
+        assert catch_up(store, ix, on_changed=alerted.extend)["added"] == 2
+        assert alerted == []  # a build from nothing is history: no alert
+        assert ix.synced_until() == t(3).timestamp()  # the store's clock, not this machine's
+        store.docs.append({"fp": "c", "title": "Gamma", "text": "z", "last_seen": t(4)})
+        assert catch_up(store, ix, on_changed=alerted.extend)["added"] == 1
+        assert store.reads[-1] == t(3) - dt.timedelta(seconds=300) and alerted == ["c"]
+        # written later with an older run clock (-a now=2024-10-02): behind the watermark,
+        # found by the count check
+        store.docs.append({"fp": "d", "title": "Delta", "text": "w", "last_seen": t(2)})
+        assert catch_up(store, ix, on_changed=alerted.extend)["added"] == 1
+        assert alerted == ["c", "d"] and ix.count() == 4

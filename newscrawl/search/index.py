@@ -8,8 +8,8 @@ Layout (file ``<data folder>/search/<target>.sqlite``, :func:`index_path`):
 * ``fts`` — FTS5 table (rowid = ``docs.id``) of the title and text as tokens of
   :func:`newscrawl.search.query.tokenize`, joined by spaces; FTS5's ``unicode61`` tokenizer then
   only splits on those spaces, so the index and the alert matcher see the same tokens;
-* ``meta`` — ``schema`` and ``synced_until`` (epoch seconds: every article stored with a
-  ``last_seen`` before it is indexed; the catch-up sync starts there).
+* ``meta`` — ``schema`` and ``synced_until`` (epoch seconds of the store's clock: the latest
+  ``last_seen`` a catch-up read; the next catch-up starts :data:`SYNC_MARGIN` before it).
 
 Ranking: BM25 (Robertson & Zaragoza 2009; SQLite's ``bm25()``, https://sqlite.org/fts5.html
 §5.1.1) with the title weighted 3 and the text 1, ties by NewsPageRank weight then newest.
@@ -338,18 +338,21 @@ def _float(value: Any) -> float | None:
 
 
 def sync(index: SearchIndex, docs: Iterable[Mapping[str, Any]], *, batch: int = 500,
-         now: float | None = None,
          on_changed: Callable[[list[str]], None] | None = None) -> dict[str, int]:
     """Catch the index up with stored articles ``docs`` (the store's articles with
-    ``last_seen`` at or after :func:`sync_since`); records ``synced_until`` = ``now`` (epoch s,
-    default the wall clock when the sync started) at the end, so an interrupted sync starts
-    over where the last one finished. ``on_changed`` gets the fingerprints of each chunk of
-    ``batch`` documents whose title or text was added or changed (the alerts).
+    ``last_seen`` at or after :func:`sync_since`), in chunks of ``batch``; ``on_changed`` gets
+    the fingerprints of each chunk whose title or text was added or changed (the alerts).
+
+    At the end ``synced_until`` becomes the latest ``last_seen`` read (epoch s; kept when no
+    document had one). It is the store's own time, the crawl's run clock that wrote
+    ``last_seen``, not this machine's: a crawl with a simulated clock (``-a now=``) is caught
+    up alike. An interrupted sync records nothing, so the next one starts where the last one
+    finished.
 
     Returns the summed :meth:`SearchIndex.upsert` counts."""
-    started = time.time() if now is None else now
     totals = {"added": 0, "changed": 0, "unchanged": 0, "skipped": 0}
     chunk: list[Mapping[str, Any]] = []
+    latest: float | None = None
 
     def flush() -> None:
         counts, changed = index.upsert_changes(chunk)
@@ -359,13 +362,20 @@ def sync(index: SearchIndex, docs: Iterable[Mapping[str, Any]], *, batch: int = 
             on_changed(changed)
 
     for doc in docs:
+        seen = epoch(doc.get("last_seen"))
+        if seen is not None and (latest is None or seen > latest):
+            latest = seen
         chunk.append(doc)
         if len(chunk) >= batch:
             flush()
             chunk = []
     if chunk:
         flush()
-    index.set_synced_until(started)
+    before = index.synced_until()
+    if latest is not None and (before is None or latest > before):
+        index.set_synced_until(latest)
+    elif before is None:
+        index.set_synced_until(0.0)
     return totals
 
 
