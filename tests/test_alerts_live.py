@@ -79,3 +79,26 @@ def test_alerts_fire_once_per_story_within_5s_of_storage_during_a_watch(tmp_path
         assert index.count() == len(stored) and not index.created
         assert {h.fp for h in index.search("council", limit=10_000)} == set(stored)
     assert HOSTS
+
+
+def test_shadow_mode_indexes_and_alerts_after_the_merge(tmp_path, capsys):
+    from tests.helpers import served
+
+    data = tmp_path / "data"
+    assert alert_main(["--data-dir", str(data), "add", "all", "a* OR e* OR i* OR o*",
+                       "--jsonl", str(tmp_path / "all.jsonl")]) == 0
+    capsys.readouterr()
+    with served() as base:
+        crawl(["-a", f"start_urls={base}"], data,
+              settings={"NEWSCRAWL_UPDATE_MODE": "shadow", "NEWSCRAWL_STORIES_ENABLED": False})
+    with open_store(data) as store:
+        stored = {d["fp"] for d in store.articles.find({}, {"fp": 1})}
+    assert stored
+    with SearchIndex(data / "search" / "embedded-newscrawl.sqlite") as index:
+        assert index.count() == len(stored)
+    # staged pages reached the live store at the merge: the close step indexed and alerted them
+    notes = [json.loads(x) for x in (tmp_path / "all.jsonl").read_text().splitlines()]
+    alerted = {a["fp"] for n in notes for a in n["articles"]}
+    with SearchIndex(data / "search" / "embedded-newscrawl.sqlite") as index:
+        matching = {h.fp for h in index.search("a* OR e* OR i* OR o*", limit=10_000)}
+    assert alerted == matching and matching
