@@ -98,11 +98,12 @@ def _iso(seconds: float | None) -> str:
 
 
 def hit_row(rank: int, hit: Hit) -> dict[str, Any]:
-    """One output row of a hit (times as ISO 8601 UTC strings)."""
+    """One output row of a hit (times as ISO 8601 UTC strings; ``score`` the BM25 relevance,
+    higher is better: SQLite's ``bm25()`` negated)."""
     return {"rank": rank, "time": _iso(hit.time), "site": hit.site,
             "weight": None if hit.weight is None else round(hit.weight, 4), "title": hit.title,
             "url": hit.url, "fp": hit.fp, "story_id": hit.story_id,
-            "first_seen": _iso(hit.first_seen), "score": round(hit.score, 4)}
+            "first_seen": _iso(hit.first_seen), "score": round(-hit.score, 6) + 0.0}
 
 
 def write_hits(rows: Sequence[dict[str, Any]], fmt: str, out: IO[str]) -> None:
