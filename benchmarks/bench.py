@@ -43,6 +43,7 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("linkclass_quality", ()),
     ("story_quality", ()),
     ("extraction_quality", ()),
+    ("search_latency", ()),
     ("revisit_sim", ()),
     ("crawl_throughput", ()),
     ("recrawl", ()),

@@ -9,6 +9,8 @@ installing, ``python -m newscrawl COMMAND ...`` does the same from the project f
 * ``report`` — per-site counts, freshness and top stories; ``--html FILE`` for the charts
   (:mod:`newscrawl.report`);
 * ``export`` — stored articles as JSON lines, CSV or Parquet (:mod:`newscrawl.export`);
+* ``search`` / ``article`` — find stored articles by words, read one (:mod:`newscrawl.searching`);
+* ``alert`` — saved searches that notify a webhook or a file (:mod:`newscrawl.alerting`);
 * ``schedule`` — ask scrapyd to crawl the sites that are due (:mod:`newscrawl.schedule`).
 
 Every command reading a store refuses a data folder that does not exist (exit status 2, one
@@ -28,6 +30,9 @@ commands:
              [--data-dir DIR] [scrapy crawl options: -a NAME=VALUE, -s NAME=VALUE, -O FILE ...]
   report     per-site counts, freshness and top stories of the store (--html FILE for charts)
   export     stored articles as jsonl, csv or parquet (--since, --site, --versions)
+  search     full-text search of the stored articles: newscrawl search 'words OR "a phrase"'
+  article    one stored article with its text, times, weight and versions: newscrawl article URL
+  alert      saved searches that fire to a webhook or a file: newscrawl alert add NAME QUERY ...
   schedule   ask scrapyd to crawl the sites of a seeds file that are due
   (COMMAND --help for the options of each)
 """
@@ -153,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
         from newscrawl.report import main as report_main
 
         return report_main(rest)
+    if command in ("search", "article", "alert"):
+        from newscrawl import alerting, searching
+
+        run = {"search": searching.search_main, "article": searching.article_main,
+               "alert": alerting.main}[command]
+        return run(rest, prog=f"newscrawl {command}")
     if command == "export":
         from newscrawl.export import main as export_main
 

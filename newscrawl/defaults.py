@@ -117,6 +117,21 @@ NEWSCRAWL_STORIES_NUM_PERM = 128
 #: memory per article kept); 0 = every stored article, none dropped.
 NEWSCRAWL_STORIES_WINDOW = 3 * 86400.0
 
+# --- full-text search and alerts (extensions/search.py, newscrawl/search/) ----------------------
+#: Keep the SQLite FTS5 index of the stored articles in the data folder
+#: (``<data>/search/<database>.sqlite``), updated as pages are stored, caught up at the start.
+NEWSCRAWL_SEARCH_ENABLED = True
+#: Fire the saved searches of ``<data>/alerts.sqlite`` (``newscrawl alert``) during the crawl.
+NEWSCRAWL_ALERTS_ENABLED = True
+#: Retries of a webhook after its first failed attempt (connection error, timeout, 408/429/5xx).
+NEWSCRAWL_ALERTS_RETRIES = 5
+#: Seconds before the first retry of a webhook; doubled for each further retry.
+NEWSCRAWL_ALERTS_BACKOFF = 1.0
+#: Seconds one webhook request may take.
+NEWSCRAWL_ALERTS_TIMEOUT = 10.0
+#: Seconds the close of a crawl waits for due notifications to be sent (the rest stay queued).
+NEWSCRAWL_ALERTS_DRAIN = 5.0
+
 # --- MongoDB storage (extensions/store.py, pipelines/mongo.py) --------------------------------
 #: Store articles, channel pages, links and the crawl state in MongoDB (extensions/store.py).
 NEWSCRAWL_MONGO_ENABLED = True

@@ -24,7 +24,13 @@ from rich.console import Console
 from rich.table import Table
 
 from newscrawl import defaults
-from newscrawl.algorithms.analytics import Report, ReportBuilder, as_utc, format_seconds
+from newscrawl.algorithms.analytics import (
+    Report,
+    ReportBuilder,
+    as_utc,
+    format_rate,
+    format_seconds,
+)
 from newscrawl.readstore import READ_ERRORS, read_failure, reading_store
 from newscrawl.store import NewsStore
 
@@ -56,15 +62,18 @@ def parse_time(value: str) -> dt.datetime:
     return result
 
 
-def build_report(store: NewsStore, *, now: dt.datetime | None, days: float, top: int) -> Report:
+def build_report(store: NewsStore, *, now: dt.datetime | None, days: float, top: int,
+                 site: str | None = None) -> Report:
     """Stream the window's articles and the sources from ``store`` into a :class:`Report`;
-    ``now`` None: the newest capture in the store (else the wall clock for an empty store)."""
+    ``now`` None: the newest capture in the store (else the wall clock for an empty store);
+    ``site``: only that registered domain's articles and sources."""
     end = now or store.newest_capture() or dt.datetime.now(dt.timezone.utc)
     builder = ReportBuilder(end, days=days, top=top)
-    for doc in store.iter_articles(since=builder.start, fields=REPORT_FIELDS):
+    for doc in store.iter_articles(since=builder.start, site=site, fields=REPORT_FIELDS):
         builder.add_article(doc)
     for record in store.iter_sources():
-        builder.add_source(record)
+        if site is None or record.get("site") == site:
+            builder.add_source(record)
     return builder.build()
 
 
@@ -88,10 +97,10 @@ def render_terminal(console: Console, title: str, rows: list[dict[str, Any]], re
                 "channels", "channel rate/h"):
         fresh.add_column(col, justify="left" if col == "site" else "right", overflow="fold")
     for site in report.sites:
-        fresh.add_row(site.site, str(site.articles), f"{site.per_hour:.2f}",
+        fresh.add_row(site.site, str(site.articles), format_rate(site.per_hour, site.per_hour_note),
                       format_seconds(site.median_delay), format_seconds(site.p90_delay),
                       str(len(site.delays)), str(site.channels),
-                      f"{site.channel_rate:.2f}" if site.channels else "-")
+                      format_rate(site.channel_rate, "n/a (1 visit)") if site.channels else "-")
     console.print(fresh)
 
     label = "stories" if report.clustered else "articles"
@@ -105,7 +114,7 @@ def render_terminal(console: Console, title: str, rows: list[dict[str, Any]], re
                         story.url)
     console.print(stories)
     if report.widest:
-        wide = Table(title="stories carried by the most sites")
+        wide = Table(title="other stories carried by several sites")
         wide.add_column("sites", justify="right")
         wide.add_column("articles", justify="right")
         wide.add_column("title", overflow="fold")
@@ -118,9 +127,19 @@ def render_terminal(console: Console, title: str, rows: list[dict[str, Any]], re
             sources.add_column(col, justify="right" if col in ("rate/h", "articles") else "left",
                                overflow="fold")
         for source in report.sources:
-            sources.add_row(source.kind, "-" if source.rate is None else f"{source.rate:.2f}",
+            sources.add_row(source.kind, source.rate_note or
+                            ("-" if source.rate is None else f"{source.rate:.2f}"),
                             str(source.articles), source.url)
         console.print(sources)
+    if report.newest:
+        newest = Table(title=f"newest {len(report.newest)} articles")
+        for col in ("stored (UTC)", "published", "site", "title", "url"):
+            newest.add_column(col, overflow="fold", no_wrap=col in ("stored (UTC)", "published"))
+        for a in report.newest:
+            newest.add_row(f"{a['first_seen']:%Y-%m-%d %H:%M}",
+                           "-" if a["published"] is None else f"{a['published']:%Y-%m-%d %H:%M}",
+                           a["site"], a["title"] or "-", a["url"])
+        console.print(newest)
     if discovered:
         found = Table(title="feeds and sitemaps discovered per site")
         for col in ("site", "kind", "via", "url"):
@@ -139,6 +158,10 @@ def make_parser(prog: str = "newscrawl report") -> argparse.ArgumentParser:
     parser.add_argument("--top", type=int, default=10, help="top stories and sources to list")
     parser.add_argument("--days", type=float, default=7.0,
                         help="freshness window in days, ending at --now (default 7)")
+    parser.add_argument("--hours", type=float, default=None,
+                        help="freshness window in hours (instead of --days)")
+    parser.add_argument("--site", default=None,
+                        help="only this registered domain (e.g. zeit.de)")
     parser.add_argument("--now", type=parse_time, default=None,
                         help="end of the window, ISO 8601 (default: the newest capture)")
     parser.add_argument("--html", default=None, metavar="FILE",
@@ -150,16 +173,22 @@ def main(argv: list[str] | None = None, *, prog: str = "newscrawl report") -> in
     """Run the command; return its exit status (0 done, 1 store error, 2 usage / no store)."""
     parser = make_parser(prog)
     args = parser.parse_args(argv)
+    if args.hours is not None:
+        if not args.hours > 0:
+            parser.error("--hours must be > 0")
+        args.days = args.hours / 24.0
     if args.top < 0 or not args.days > 0:
         parser.error("--top must be >= 0 and --days > 0")
+    site = args.site.strip().lower() if args.site else None
     console = Console()
     if not console.is_terminal:  # a pipe or file: wide enough for the tables, titles still wrap
         console = Console(width=140)
     try:
         with reading_store(args.uri, args.data_dir, args.database) as (store, where):
-            rows = site_summary(store)
-            report = build_report(store, now=args.now, days=args.days, top=args.top)
-            discovered = store.discovered_sources()
+            rows = [r for r in site_summary(store) if site is None or r.get("site") == site]
+            report = build_report(store, now=args.now, days=args.days, top=args.top, site=site)
+            discovered = [d for d in store.discovered_sources()
+                          if site is None or d.get("site") == site]
     except READ_ERRORS as exc:
         return read_failure(prog, exc)
     render_terminal(console, f"newscrawl: {where}", rows, report, discovered)  # rich ends a broken pipe quietly

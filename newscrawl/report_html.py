@@ -19,7 +19,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from newscrawl.algorithms.analytics import Report, Story, format_seconds
+from newscrawl.algorithms.analytics import Report, Story, format_rate, format_seconds
 
 CLASSES = ("downward", "horizontal", "crosswise", "upward", "outward", "frame")
 #: plotly's per-figure options: no logo link to plotly's site.
@@ -127,10 +127,12 @@ def _freshness_table(report: Report) -> str:
         first = ", ".join(f"{k} {v}" for k, v in sorted(s.found_first_by.items())) or "-"
         body.append(
             f"<tr><td>{_esc(s.site)}</td><td class=num>{s.articles}</td>"
-            f"<td class=num>{s.per_hour:.2f}</td><td class=num>{format_seconds(s.median_delay)}</td>"
+            f"<td class=num>{_esc(format_rate(s.per_hour, s.per_hour_note))}</td>"
+            f"<td class=num>{format_seconds(s.median_delay)}</td>"
             f"<td class=num>{format_seconds(s.p90_delay)}</td><td class=num>{len(s.delays)}</td>"
             f"<td class=num>{s.future_dated}</td><td class=num>{s.channels}</td>"
-            f"<td class=num>{s.channel_rate:.2f}</td><td>{_esc(first)}</td></tr>")
+            f"<td class=num>{_esc(format_rate(s.channel_rate, 'n/a (1 visit)'))}</td>"
+            f"<td>{_esc(first)}</td></tr>")
     return f"<table>{head}{''.join(body)}</table>"
 
 
@@ -144,10 +146,20 @@ def _stories_table(stories: list[Story]) -> str:
             f"<th>carried by</th></tr>{rows}</table>")
 
 
+def _newest_table(report: Report) -> str:
+    rows = "".join(
+        f"<tr><td>{a['first_seen']:%Y-%m-%d %H:%M}</td>"
+        f"<td>{'-' if a['published'] is None else format(a['published'], '%Y-%m-%d %H:%M')}</td>"
+        f"<td>{_esc(a['site'])}</td><td class=wrap>{_link(a['url'], a['title'] or a['url'])}</td></tr>"
+        for a in report.newest)
+    return ("<table><tr><th>stored (UTC)</th><th>published</th><th>site</th><th>title</th></tr>"
+            f"{rows}</table>")
+
+
 def _sources_table(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{_esc(s.kind)}</td><td>{_esc(s.site)}</td>"
-        f"<td class=num>{'-' if s.rate is None or not math.isfinite(s.rate) else f'{s.rate:.2f}'}</td>"
+        f"<td class=num>{_esc(s.rate_note or ('-' if s.rate is None or not math.isfinite(s.rate) else f'{s.rate:.2f}'))}</td>"
         f"<td class=num>{s.articles}</td><td class=wrap>{_link(s.url, s.url)}</td></tr>"
         for s in report.sources)
     kinds = "".join(f"<li>{_esc(site)}: " + _esc(", ".join(f"{k} {v}" for k, v in sorted(c.items())))
@@ -176,7 +188,9 @@ def render_html(report: Report, rows: list[dict[str, Any]], *, title: str) -> st
         _stories_table(report.stories),
     ]
     if report.widest:
-        parts += ["<h2>Stories carried by the most sites</h2>", _stories_table(report.widest)]
+        parts += ["<h2>Other stories carried by several sites</h2>", _stories_table(report.widest)]
+    if report.newest:
+        parts += [f"<h2>Newest {len(report.newest)} articles</h2>", _newest_table(report)]
     parts += [
         "<h2>Channel structure</h2>",
         _figure(channel_structure(rows), height=380, title="Links per class and channel pages per site"),

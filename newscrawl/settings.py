@@ -78,6 +78,8 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "extensions.store.StoreExtension": 100,
     "extensions.crawlstate.CrawlStateExtension": 110,
+    # The full-text index beside the store and the saved-search alerts (newscrawl search/alert).
+    "extensions.search.SearchExtension": 115,
     # Per-host politeness in one process: Crawl-delay, Retry-After (off when distributed).
     "extensions.politeness.HostPolitenessExtension": 120,
     # Monitoring mode (-a watch=1); not configured otherwise.

@@ -33,9 +33,34 @@ def test_rates_delays_and_window():
     assert a.per_hour == pytest.approx(6 / 5)  # first capture 5 h before now
     assert a.median_delay == pytest.approx(25 * 60) and a.p90_delay == pytest.approx(37 * 60)
     bsite = next(s for s in report.sites if s.site == "b.de")
-    assert bsite.per_hour == pytest.approx(1.0) and math.isnan(bsite.median_delay)
-    assert sum(report.per_hour["a.de"]) == 6 and len(report.hours) == 25
+    # one capture says what a site holds, not how fast it publishes
+    assert math.isnan(bsite.per_hour) and bsite.per_hour_note == "n/a (1 article)"
+    assert math.isnan(bsite.median_delay)
+    # the time axis starts at the earliest capture's hour (5 h before NOW), not a day before
+    assert sum(report.per_hour["a.de"]) == 6 and len(report.hours) == 6
+    assert report.hours[0] == NOW - dt.timedelta(hours=5)
+    assert [a["title"] for a in report.newest] == ["a.de 0", "b.de 0.5", "a.de 1", "a.de 2",
+                                                   "a.de 3"]
     assert b.skipped == 1
+
+
+def test_a_single_sweep_is_no_rate_and_one_visit_is_no_channel_rate():
+    b = ReportBuilder(NOW, days=7, top=5)
+    for i in range(33):  # 33 articles captured within one minute
+        b.add_article(art("a.de", i / 3600, 5))
+    b.add_source({"url": "https://a.de/", "site": "a.de", "role": "entry", "rate": 140.0,
+                  "visits": 1})
+    report = b.build()
+    site = report.sites[0]
+    assert math.isnan(site.per_hour) and site.per_hour_note == "n/a (captured within 32 s)"
+    assert math.isnan(site.channel_rate) and site.rated_channels == 0
+    assert report.sources[0].rate_note == "n/a (1 visit)"
+    # the minute before NOW and NOW itself (12:00): two hourly bins, not 7 days of them
+    assert [h.hour for h in report.hours] == [11, 12]
+    again = ReportBuilder(NOW, days=7, top=5)
+    again.add_source({"url": "https://a.de/", "site": "a.de", "role": "entry", "rate": 3.0,
+                      "visits": 4})
+    assert again.build().sites[0].channel_rate == 3.0
 
 
 def test_stories_group_by_story_id_else_by_article():
@@ -50,7 +75,12 @@ def test_stories_group_by_story_id_else_by_article():
     assert top.sites == {"a.de", "b.de"} and top.weight == 0.9 and top.articles == 2
     assert top.title == "b.de 2"  # the heaviest article names the story
     assert [s.weight for s in report.stories] == [0.9, 0.8, 0.7]
-    assert [len(s.sites) for s in report.widest] == [2]
+    assert report.widest == []  # the multi-site story is listed already: no table twice
+    b.add_article(art("c.de", 4, 5, weight=0.1, story_id="y"))
+    b.add_article(art("d.de", 4, 5, weight=0.1, story_id="y"))
+    b.top = 2
+    widest = b.build().widest
+    assert [(s.key, len(s.sites)) for s in widest] == [("story:y", 2)]
 
 
 def test_sources_rates_and_kinds():

@@ -124,9 +124,28 @@ def test_report_from_another_directory_shows_freshness_full_titles_stories_and_s
     assert f"{statistics.median(delays):.1f} min" in out
     line = next(l for l in out.splitlines() if "zeit.de" in l and " min" in l)
     assert f"{len(zeit)}" in line.split()
-    # the story carried by both sites, and the feed with its rate
-    assert "stories carried by the most sites" in out
+    # the story carried by both sites is the top story (listed once, not in a second table),
+    # and the feed with its rate
+    assert "sueddeutsche.de, zeit.de" in out and "carried by" not in out
     assert "https://newsfeed.zeit.de/index" in out and "6.00" in out
+    # the newest articles, newest first
+    in_window = [a for a in analystdata.articles()
+                 if (analystdata.NOW - a["fetched_at"]).total_seconds() <= 7 * 86400]
+    assert f"newest {min(len(in_window), 10)} articles" in out
+    newest = out[out.index("newest "):]
+    assert newest.index("2026-12-01 12:00") < newest.index("2026-12-01 11:00")
+
+
+def test_report_site_and_hours(data_dir, elsewhere):
+    proc = run(["report", "--site", "sueddeutsche.de", "--hours", "3", "--data-dir",
+                str(data_dir)], elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "zeit.de" not in out.replace("sueddeutsche.de", "")
+    sz = [a for a in analystdata.articles() if a["site"] == "sueddeutsche.de"
+          and (analystdata.NOW - a["fetched_at"]).total_seconds() <= 3 * 3600]
+    assert f"newest {len(sz)} articles" in out
+    assert "2026-12-01 09:00 – 2026-12-01 12:00 UTC" in out
 
 
 class LoadingTags(HTMLParser):

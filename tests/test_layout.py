@@ -167,8 +167,10 @@ def test_only_the_distributed_package_talks_to_redis(graph):
 def test_pure_algorithms_import_no_framework(graph):
     framework = ("scrapy", "twisted", "pymongo", "bson", "redis", "scrapy_redis", "itemadapter")
     bad = {name: sorted(t for t in imported if _top(t) in framework)
-           for name, imported in graph.items() if name.startswith("newscrawl.algorithms")}
+           for name, imported in graph.items()
+           if name.startswith(("newscrawl.algorithms", "newscrawl.search"))}
     assert not {k: v for k, v in bad.items() if v}
+    assert any(name.startswith("newscrawl.search.") for name in graph)
 
 
 def test_component_files_are_small():

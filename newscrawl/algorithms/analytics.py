@@ -12,7 +12,9 @@ Definitions (all times UTC; a naive datetime is read as UTC):
   (first capture) is;
 * **new articles per hour** of a site = its articles in the window / the hours from
   ``max(window start, its first capture in the window)`` to ``now``, at least one hour (a site
-  added yesterday is not diluted over a week);
+  added yesterday is not diluted over a week) — *not measured* (NaN, with a note such as
+  ``n/a (captured within 1 min)``) when the site's captures in the window span less than
+  :data:`MIN_RATE_SPAN` (one sweep of a site says what it holds, not how fast it publishes);
 * **publication → capture delay** = ``first_seen - published`` in seconds, of the articles in
   the window that were also *published* in it (an old article found by a first sweep says
   nothing about freshness); a negative delay (publication after capture: a wrong date) is
@@ -20,17 +22,26 @@ Definitions (all times UTC; a naive datetime is read as UTC):
   (:func:`newscrawl.algorithms.watch.quantile`, the watch status line's);
 * **stories**: articles grouped by ``story_id`` (near-duplicate clustering) when they carry one,
   else each article is its own story; a story's weight is its heaviest article's NewsPageRank
-  ``weight``, its title and URL that article's; stories rank by weight, then sites;
+  ``weight``, its title and URL that article's; stories rank by weight, then sites; the
+  stories *carried by the most sites* are the multi-site stories not among the top stories
+  already listed (no table twice);
 * **sources**: crawl-state records of the pages that list articles (``role`` other than
   ``content``: entry and channel pages, feeds, sitemaps); their ``rate`` is the channel
-  scheduler's estimate of new links per hour; an article's ``sources`` list
+  scheduler's estimate of new links per hour, which is only its prior until the source was
+  visited twice: the rate of a source with fewer than two ``visits`` is not shown (``n/a (1
+  visit)``) nor summed into the site's channel rate; an article's ``sources`` list
   (``[{kind, url, seen_at}]``) counts articles per source URL and per kind, and the kind that
-  saw it first.
+  saw it first;
+* **the time axis** of the per-hour counts runs from the hour of the earliest capture in the
+  window (not the window's start) to ``now``: a store filled in the last hour is one bin, not a
+  week of zeros with a spike;
+* **newest articles**: the ``top`` articles of the window with the latest ``first_seen``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +50,8 @@ from typing import Any
 from newscrawl.algorithms.watch import quantile
 
 UTC = dt.timezone.utc
+#: Seconds a site's captures must span before its new-articles-per-hour is a measurement.
+MIN_RATE_SPAN = 3600.0
 
 
 def as_utc(value: Any) -> dt.datetime | None:
@@ -60,13 +73,18 @@ class SiteFreshness:
     site: str
     articles: int = 0
     first_capture: dt.datetime | None = None
+    last_capture: dt.datetime | None = None
     per_hour: float = 0.0
+    #: Why ``per_hour`` is NaN ("n/a (captured within 1 min)"), None when it is measured.
+    per_hour_note: str | None = None
     delays: list[float] = field(default_factory=list)
     future_dated: int = 0
     median_delay: float = math.nan
     p90_delay: float = math.nan
     channels: int = 0
     channel_rate: float = 0.0
+    #: Sources whose rate is an estimate (visited at least twice, or of unknown visits).
+    rated_channels: int = 0
     found_first_by: dict[str, int] = field(default_factory=dict)
 
 
@@ -93,6 +111,14 @@ class Source:
     kind: str
     rate: float | None
     articles: int = 0
+    visits: int | None = None
+
+    @property
+    def rate_note(self) -> str | None:
+        """Why the rate is not shown (``n/a (1 visit)``), None when it is an estimate."""
+        if self.visits is not None and self.visits < 2:
+            return f"n/a ({self.visits} visit{'' if self.visits == 1 else 's'})"
+        return None
 
 
 @dataclass
@@ -110,6 +136,8 @@ class Report:
     source_kinds: dict[str, dict[str, int]]
     clustered: bool
     articles: int
+    #: The newest articles (``title, url, site, first_seen, published, weight``), newest first.
+    newest: list[dict[str, Any]] = field(default_factory=list)
 
 
 class ReportBuilder:
@@ -143,6 +171,8 @@ class ReportBuilder:
         self.kinds: dict[str, dict[str, int]] = {}
         self.articles = 0
         self.skipped = 0
+        self.earliest: dt.datetime | None = None
+        self.newest: list[tuple[dt.datetime, str, dict[str, Any]]] = []  # a min-heap of top
 
     def _site(self, site: str) -> SiteFreshness:
         row = self.sites.get(site)
@@ -164,6 +194,11 @@ class ReportBuilder:
         row.articles += 1
         if row.first_capture is None or seen < row.first_capture:
             row.first_capture = seen
+        if row.last_capture is None or seen > row.last_capture:
+            row.last_capture = seen
+        if self.earliest is None or seen < self.earliest:
+            self.earliest = seen
+        self._add_newest(doc, seen, site)
         hours = self.bins.setdefault(site, {})
         hours[hour_floor(seen)] = hours.get(hour_floor(seen), 0) + 1
         published = as_utc(doc.get("published"))
@@ -176,6 +211,18 @@ class ReportBuilder:
         self._add_story(doc, site)
         self._add_article_sources(doc, site, row)
         return True
+
+    def _add_newest(self, doc: Mapping[str, Any], seen: dt.datetime, site: str) -> None:
+        if self.top <= 0:
+            return
+        entry = (seen, str(doc.get("fp") or doc.get("url") or ""),
+                 {"title": str(doc.get("title") or ""), "url": str(doc.get("url") or ""),
+                  "site": site, "first_seen": seen, "published": as_utc(doc.get("published")),
+                  "weight": doc.get("weight")})
+        if len(self.newest) < self.top:
+            heapq.heappush(self.newest, entry)
+        elif entry[:2] > self.newest[0][:2]:
+            heapq.heapreplace(self.newest, entry)
 
     def _add_story(self, doc: Mapping[str, Any], site: str) -> None:
         story_id = doc.get("story_id")
@@ -226,15 +273,20 @@ class ReportBuilder:
         kind = str(record.get("kind") or ("channel" if role in ("entry", "node", "") else role))
         rate = record.get("rate")
         value = float(rate) if isinstance(rate, (int, float)) and math.isfinite(rate) else None
-        self.sources[url] = Source(url, site, kind, value)
+        visits = record.get("visits")
+        source = Source(url, site, kind, value,
+                        visits=int(visits) if isinstance(visits, (int, float)) else None)
+        self.sources[url] = source
         row = self._site(site)
         row.channels += 1
-        if value is not None and value > 0:
-            row.channel_rate += value
+        if source.rate_note is None:
+            row.rated_channels += 1
+            if value is not None and value > 0:
+                row.channel_rate += value
 
     def build(self) -> Report:
         """The :class:`Report` of what was added."""
-        first_hour = hour_floor(self.start)
+        first_hour = hour_floor(max(self.start, self.earliest or self.now))
         hours = []
         t = first_hour
         while t <= self.now:
@@ -245,6 +297,14 @@ class ReportBuilder:
             begin = max(self.start, row.first_capture) if row.first_capture else self.start
             span = max((self.now - begin).total_seconds() / 3600.0, 1.0)
             row.per_hour = row.articles / span
+            if row.first_capture is not None and row.last_capture is not None:
+                covered = (row.last_capture - row.first_capture).total_seconds()
+                if covered < MIN_RATE_SPAN:
+                    row.per_hour = math.nan
+                    row.per_hour_note = ("n/a (1 article)" if row.articles == 1 else
+                                         f"n/a (captured within {format_seconds(covered)})")
+            if row.channels and not row.rated_channels:
+                row.channel_rate = math.nan
             row.median_delay = quantile(row.delays, 0.5)
             row.p90_delay = quantile(row.delays, 0.9)
         sites = sorted(self.sites.values(), key=lambda r: (-r.articles, r.site))
@@ -253,9 +313,13 @@ class ReportBuilder:
             source.articles = self.source_counts.get(source.url, 0)
         sources = sorted(self.sources.values(),
                          key=lambda s: (-(s.rate or 0.0), -s.articles, s.url))
+        shown = {s.key for s in stories[: self.top]}
+        newest = [e[2] for e in sorted(self.newest, key=lambda e: e[:2], reverse=True)]
         return Report(now=self.now, start=self.start, hours=hours, per_hour=per_hour, sites=sites,
-                      stories=stories[: self.top],
-                      widest=most_sites(stories)[: self.top], sources=sources[: self.top],
+                      stories=stories[: self.top], newest=newest,
+                      # not the top stories again: the multi-site stories below them
+                      widest=[s for s in most_sites(stories) if s.key not in shown][: self.top],
+                      sources=sources[: self.top],
                       source_kinds={k: dict(v) for k, v in sorted(self.kinds.items())},
                       clustered=any(s.clustered for s in self.stories.values()),
                       articles=self.articles)
@@ -264,6 +328,14 @@ class ReportBuilder:
 def most_sites(stories: Iterable[Story]) -> list[Story]:
     """The stories carried by more than one site, most sites first (then weight)."""
     return sorted((s for s in stories if len(s.sites) > 1), key=lambda s: (-len(s.sites), -s.weight))
+
+
+def format_rate(value: float, note: str | None = None) -> str:
+    """A per-hour figure for people: ``"3.50"``; ``note`` (or ``"n/a"``) when it is not a
+    measurement (NaN)."""
+    if not math.isfinite(value):
+        return note or "n/a"
+    return f"{value:.2f}"
 
 
 def format_seconds(value: float) -> str:

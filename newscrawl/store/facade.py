@@ -268,13 +268,20 @@ class NewsStore:
 
     def iter_articles(self, *, since: dt.datetime | None = None, site: str | None = None,
                       host: str | None = None, fields: Sequence[str] | None = None,
-                      batch_size: int = 500) -> Iterator[Doc]:
+                      batch_size: int = 500,
+                      seen_since: dt.datetime | None = None) -> Iterator[Doc]:
         """Stored articles first stored at or after ``since`` (tz-aware), of registered domain
-        ``site`` and / or ``host`` (None: all), streamed ``batch_size`` per round trip, without
-        ``_id`` (only ``fields`` when given). Raises :class:`StoreError` while iterating."""
-        query = article_filter(since=since, site=site, host=host)
+        ``site`` and / or ``host`` (None: all), last written at or after ``seen_since``,
+        streamed ``batch_size`` per round trip, without ``_id`` (only ``fields`` when given).
+        Raises :class:`StoreError` while iterating."""
+        query = article_filter(since=since, site=site, host=host, seen_since=seen_since)
         return guarded_iter(self._reader.iter_articles(query, fields=fields, batch_size=batch_size),
                             "reading articles")
+
+    @guarded("reading an article")
+    def find_article(self, key: str) -> Doc | None:
+        """The stored article whose fingerprint, URL or canonical URL is ``key`` (None: none)."""
+        return self._reader.find_article(key)
 
     @guarded("reading article versions")
     def versions_of(self, fps: Sequence[str]) -> list[Doc]:

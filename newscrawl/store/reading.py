@@ -18,12 +18,15 @@ SOURCE_FIELDS = ("url", "site", "host", "role", "kind", "rate", "last_visit", "v
 
 
 def article_filter(*, since: dt.datetime | None = None, site: str | None = None,
-                   host: str | None = None) -> Doc:
+                   host: str | None = None, seen_since: dt.datetime | None = None) -> Doc:
     """The ``articles`` filter of an export: first stored at or after ``since`` (tz-aware), of
-    one registered domain ``site`` and / or one ``host``; ``{}`` for all."""
+    one registered domain ``site`` and / or one ``host``, last stored (written) at or after
+    ``seen_since`` (the search index's catch-up); ``{}`` for all."""
     query: Doc = {}
     if since is not None:
         query["first_seen"] = {"$gte": since}
+    if seen_since is not None:
+        query["last_seen"] = {"$gte": seen_since}
     if site:
         query["site"] = site
     if host:
@@ -45,6 +48,15 @@ class AnalystReader:
         if fields:
             projection.update({name: 1 for name in fields})
         yield from self.c.articles.find(dict(query), projection, batch_size=max(int(batch_size), 1))
+
+    def find_article(self, key: str) -> Doc | None:
+        """The article whose ``fp``, ``url`` or ``canonical_url`` is ``key`` (without ``_id``),
+        or None."""
+        for field in ("fp", "url", "canonical_url"):
+            doc = self.c.articles.find_one({field: key}, {"_id": 0})
+            if doc is not None:
+                return dict(doc)
+        return None
 
     def versions_of(self, fps: Sequence[str]) -> list[Doc]:
         """The stored previous versions of the articles ``fps`` (without ``_id``), by ``fp``

@@ -112,6 +112,9 @@ class BufferedWriter:
         self._state_failed = False
         self._state_before = 0.0
         self._closed = False
+        #: Called on the writer thread with each batch of page documents once it is stored in
+        #: place (not staged, not spilled): the search index and alerts (extensions/search.py).
+        self.listeners: list[Callable[[list[dict[str, Any]]], None]] = []
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -239,6 +242,12 @@ class BufferedWriter:
         for key, value in counts.items():
             if value:
                 self._inc(f"newscrawl/store/{key}", value)
+        for listener in self.listeners:
+            try:
+                listener(batch)
+            except Exception:  # noqa: BLE001 - a listener's failure never loses a stored page
+                logger.exception("A listener of stored pages failed on %d page(s)", len(batch))
+                self._inc("newscrawl/store/listener_errors")
 
     def _spill(self, docs: Sequence[Mapping[str, Any]], why: str) -> None:
         if self.spill_path is None:
