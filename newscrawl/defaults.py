@@ -123,13 +123,15 @@ NEWSCRAWL_STORIES_WINDOW = 3 * 86400.0
 NEWSCRAWL_SEARCH_ENABLED = True
 #: Fire the saved searches of ``<data>/alerts.sqlite`` (``newscrawl alert``) during the crawl.
 NEWSCRAWL_ALERTS_ENABLED = True
-#: Retries of a webhook after its first failed attempt (connection error, timeout, 408/429/5xx).
+#: Retries of a webhook after its first failed attempt (requests; connection error, timeout,
+#: 408/429/5xx).
 NEWSCRAWL_ALERTS_RETRIES = 5
-#: Seconds before the first retry of a webhook; doubled for each further retry.
+#: Wait before the first retry of a webhook (seconds); doubled for each further retry.
 NEWSCRAWL_ALERTS_BACKOFF = 1.0
-#: Seconds one webhook request may take.
+#: Longest a webhook request may take (seconds).
 NEWSCRAWL_ALERTS_TIMEOUT = 10.0
-#: Seconds the close of a crawl waits for due notifications to be sent (the rest stay queued).
+#: Longest the close of a crawl waits for due notifications to be sent (seconds; the rest stay
+#: queued).
 NEWSCRAWL_ALERTS_DRAIN = 5.0
 
 # --- MongoDB storage (extensions/store.py, pipelines/mongo.py) --------------------------------
@@ -302,7 +304,8 @@ NEWSCRAWL_HEADPROBE_STRIKES = 2
 NEWSCRAWL_HEADPROBE_VERIFY_START = 0.5
 #: Lowest share of "unchanged" pages verified with a full GET (probability 0..1).
 NEWSCRAWL_HEADPROBE_VERIFY_FLOOR = 0.01
-#: An unproven host's first "unchanged" answers verified with a full GET, all of them (a count).
+#: An unproven host's first "unchanged" answers verified with a full GET, all of them
+#: (responses).
 NEWSCRAWL_HEADPROBE_VERIFY_TRUST_AFTER = 3
 #: ``inplace`` (即时更新: writes go straight into the live collections) or ``shadow`` (备份式更新,
 #: seed 002 §2: a run writes to the ``staging`` collection; at its end the run is merged into
@@ -350,7 +353,7 @@ NEWSCRAWL_WATCH_REFERENCE_INTERVAL = 60.0
 #: Time between the status lines of a watched crawl (seconds; each line: new articles,
 #: requests, rate use, publication→capture delay of the last hour).
 NEWSCRAWL_WATCH_LOG_INTERVAL = 60.0
-#: Seconds between the progress lines of a batch (non-watch) crawl: pages fetched, items
+#: Time between the progress lines of a batch (non-watch) crawl (seconds): pages fetched, items
 #: stored, frontier size, requests in flight (extensions/progress.py); 0: no progress lines.
 NEWSCRAWL_PROGRESS_INTERVAL = 10.0
 #: A page requested this long ago and still not visited (its request was lost on the way:
