@@ -72,8 +72,9 @@ class SearchExtension:
         s = crawler.settings
         require_enabled(s, "NEWSCRAWL_SEARCH_ENABLED", "NEWSCRAWL_MONGO_ENABLED")
         ext = cls(crawler.stats, alerts=s.getbool("NEWSCRAWL_ALERTS_ENABLED"), crawler=crawler,
-                  **settings_kwargs(s, "NEWSCRAWL_ALERTS_", "retries", "backoff", "timeout",
-                                    "drain"))
+                  **settings_kwargs(s, retries="NEWSCRAWL_ALERTS_RETRIES",
+                                    backoff="NEWSCRAWL_ALERTS_BACKOFF",
+                                    timeout="NEWSCRAWL_ALERTS_TIMEOUT", drain="NEWSCRAWL_ALERTS_DRAIN"))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         return ext
 

@@ -25,9 +25,8 @@ policy (:class:`newscrawl.algorithms.changedetect.HostPolicy`, kept in the run's
 
 Validators earn trust: an "unchanged" HEAD or 304 gets a full GET anyway when the host's sample
 picks it (:class:`~newscrawl.algorithms.changedetect.Verification`,
-``NEWSCRAWL_HEADPROBE_VERIFY_*``; the GET goes on / the page is asked again without conditions,
-marked :data:`newscrawl.meta.VERIFY`; paid here: from the budget, and from the request rate even
-when it has no token now — the rate goes into debt, :meth:`~newscrawl.crawlstate.RunState.charge`).
+``NEWSCRAWL_HEADPROBE_VERIFY_*``; the GET goes on / is asked again unconditionally, marked
+:data:`newscrawl.meta.VERIFY`; paid here: the budget, and the rate even into debt, ``charge``).
 
 A known page stored without a validator (no ``ETag`` nor valid ``Last-Modified``; a
 ``Content-Length`` alone cannot prove "unchanged") is fetched with a plain GET at once. A
