@@ -85,10 +85,14 @@ SENT_AT = "newscrawl_sent_at"
 #: sent and answered by this worker, not through the shared queues (:mod:`extensions.watchshare`).
 OWN = "newscrawl_own"
 
+# --- WARC import (middlewares/warcreplay.py) -----------------------------------------------------
+#: str: ``WARC-Date`` of the archived capture that answered this request (an import crawl).
+WARC_DATE = "newscrawl_warc_date"
+
 #: Every key above (a key outside this tuple is a typo).
 ALL_KEYS = (ENTRY_URL, START_URL, DEPTH, LINK_CLASS, FEATURES, PARENT_WEIGHT, WEIGHT, REFERER,
             ROLE, FRAME_DEPTH, REVISIT, REVISIT_HOW, REVISIT_HEAD, PROBE, VERIFY, VISIT, LEASE,
-            SENT_AT, OWN, FEED_ENTRY)
+            SENT_AT, OWN, FEED_ENTRY, WARC_DATE)
 
 #: Context field → meta key (the eight facts of :class:`PageContext`).
 _META_OF = {

@@ -56,6 +56,10 @@ DOWNLOADER_MIDDLEWARES = {
     # No request to private addresses: after HttpProxy (750, sets meta["proxy"]), last before
     # the download handler connects.
     "middlewares.destination.DestinationMiddleware": 760,
+    # WARC (NEWSCRAWL_WARC_DIR): first to see each answer as received, before decompression (590).
+    "middlewares.warc.WarcCaptureMiddleware": 950,
+    # WARC import (NEWSCRAWL_WARC_IMPORT): answers from the archive, before the destination check.
+    "middlewares.warcreplay.WarcReplayMiddleware": 755,
 }
 SPIDER_MIDDLEWARES = {
     "middlewares.linkclass.LinkClassificationMiddleware": 800,
@@ -70,6 +74,8 @@ ITEM_PIPELINES = {
     "pipelines.crawlstate.CrawlStatePipeline": 700,
     # story_id and minhash on articles (near-duplicates across sites), before storage.
     "pipelines.stories.StoryPipeline": 750,
+    # A WARC metadata record per page (NEWSCRAWL_WARC_DIR), once the story id is known.
+    "pipelines.warc.WarcMetadataPipeline": 790,
     "pipelines.mongo.MongoPipeline": 800,
 }
 # Run-wide objects, built before the engine and every middleware and pipeline (which reach them
@@ -84,6 +90,9 @@ EXTENSIONS = {
     "extensions.watch.WatchExtension": 130,
     # The run summary and the exit status (the crawl command below makes it the process's).
     "extensions.outcome.OutcomeExtension": 140,
+    # The run's WARC writer (NEWSCRAWL_WARC_DIR) and an import's archive (NEWSCRAWL_WARC_IMPORT).
+    "extensions.warc.WarcExtension": 150,
+    "extensions.warcimport.WarcImportExtension": 160,
 }
 # `scrapy crawl` exits non-zero when the run failed (newscrawl/outcome.py) and says why in one
 # line, also when it cannot start (bad argument, setting or seeds): newscrawl/commands/crawl.py.
