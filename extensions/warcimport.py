@@ -10,7 +10,7 @@ requested (:meth:`WarcImportExtension.unrequested`).
 Stats (``newscrawl/warcimport/<event>``): ``files``, ``records/<type>`` (records per WARC type),
 ``skipped/<reason>`` (records not used: ``type_<type>``, ``not_http``, ``no_target_uri``,
 ``metadata_not_newscrawl``, ``metadata_bad_json``, ``unreadable_file``,
-``unreadable_rest_of_file``), ``answered``, ``missing`` (requests of URLs the archive does not
+``unreadable_rest_of_file``, ``truncated_last_record``), ``answered``, ``missing`` (requests of URLs the archive does not
 hold, answered 404), ``undecoded`` (bodies whose content coding could not be removed),
 ``unrequested`` (pages imported after the crawl from the entries).
 """

@@ -8,8 +8,12 @@ holds the headers every other middleware set (``process_request`` runs low to hi
 all in by then). HEAD probes and robots.txt requests pass through the downloader too, so they
 are archived; HEAD and ``304`` answers become ``revisit`` records.
 
-What Scrapy cannot give: the header names' original case (Scrapy title-cases them), and a
-chunked body before de-chunking (Twisted removes the transfer coding); such records say so
+What Scrapy cannot give: the header names' original case (Scrapy title-cases them), the
+connection-control headers (Twisted's HTTP client keeps ``Connection``, ``Transfer-Encoding``,
+... to itself; Scrapy puts a declared ``Content-Length`` back) and a chunked body before
+de-chunking. Every response record names the removed headers in ``NewsCrawl-Headers-Removed``;
+a body sent without ``Content-Length`` (chunked, or until the connection closed) is stored
+without its framing and marked ``NewsCrawl-Transfer-Decoded: chunked-or-close``
 (:mod:`newscrawl.warc.records`). Answers of Scrapy's HTTP cache (flag ``cached``) were not
 fetched and are not archived (``newscrawl/warc/skipped_cached``).
 
@@ -28,6 +32,16 @@ from extensions.warc import WarcExtension
 from newscrawl.components import require_extension
 from newscrawl.warc.records import Exchange
 
+#: Twisted's HTTP client keeps these response headers to itself (its ``connHeaders``:
+#: ``HTTPParser.CONNECTION_CONTROL_HEADERS``; Scrapy puts a declared ``Content-Length`` back, as
+#: the first header). Named in every response record (``NewsCrawl-Headers-Removed``).
+TWISTED_REMOVED = "Connection, Keep-Alive, TE, Trailers, Transfer-Encoding, Upgrade, Proxy-Connection"
+#: ``NewsCrawl-Transfer-Decoded`` of a body sent without Content-Length: chunked (de-chunked by
+#: the client) or delimited by the connection's close (RFC 9112 §6.3); stored without framing.
+UNFRAMED = "chunked-or-close"
+#: Answers that have no body whatever their headers say (RFC 9110 §6.4.1).
+_NO_BODY = (204, 304)
+
 
 def _pairs(headers: Any) -> list[tuple[str, str]]:
     return [(name.decode("latin-1"), value.decode("latin-1"))
@@ -37,13 +51,16 @@ def _pairs(headers: Any) -> list[tuple[str, str]]:
 def exchange_of(request: Request, response: Response, when: datetime) -> Exchange:
     """The :class:`Exchange` of a Scrapy request and its undecoded response."""
     te = (response.headers.get("Transfer-Encoding") or b"").lower()
+    unframed = (request.method != "HEAD" and response.status not in _NO_BODY
+                and response.status >= 200 and b"Content-Length" not in response.headers)
     return Exchange(url=response.url, method=request.method,
                     request_headers=_pairs(request.headers), request_body=request.body or b"",
                     status=response.status, response_headers=_pairs(response.headers),
                     body=response.body, date=when,
                     protocol=getattr(response, "protocol", None) or "HTTP/1.1",
                     ip_address=str(response.ip_address) if response.ip_address else None,
-                    transfer_decoded="chunked" if b"chunked" in te else None)
+                    transfer_decoded="chunked" if b"chunked" in te else UNFRAMED if unframed else None,
+                    headers_removed=TWISTED_REMOVED)
 
 
 class WarcCaptureMiddleware:

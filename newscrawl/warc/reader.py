@@ -6,7 +6,8 @@ offset of its captures, and the newscrawl ``metadata`` records (page context) wh
 keeps no bodies in memory: :meth:`WarcArchive.answer` reads one record again from its offset.
 Everything that is not used is counted by reason (:attr:`WarcArchive.skipped`): records of
 other types, responses without HTTP headers (``dns:``, ``whois:``), records without a target
-URI, and the rest of a file after a record that cannot be read (a truncated ``.open`` file).
+URI, the rest of a file after a record that cannot be read, and a last record cut short (the
+``.open`` file of a killed crawl).
 
 The answer of a capture (:class:`Answer`) is the HTTP status and headers as recorded and the
 body with its transfer and content codings removed (the bytes a crawl's parser sees after
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -111,13 +113,20 @@ class WarcArchive:
     def _scan(self, path: str) -> None:
         n = 0
         try:
+            end = 0
             for it, record in iter_records(path):
                 n += 1
                 capture = self._index(path, record)
+                offset = it.get_record_offset()
+                end = offset + it.get_record_length()
                 if capture is not None:
                     url, date, kind, status, ctype = capture
                     self.captures.setdefault(url, []).append(Capture(
-                        url, date, kind, status, ctype, path, it.get_record_offset()))
+                        url, date, kind, status, ctype, path, offset))
+            if os.path.getsize(path) > end + 4:  # a last record cut short (a killed writer)
+                self.skipped["truncated_last_record"] += 1
+                logger.warning("WARC file %s ends in a record cut short (byte %d of %d)", path, end,
+                               os.path.getsize(path))
                 if self._progress is not None and n % 1000 == 0:
                     self._progress(path, n)
         except OSError as exc:

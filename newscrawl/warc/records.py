@@ -3,9 +3,13 @@
 * ``request`` + ``response`` (§6.4, §6.5, linked by ``WARC-Concurrent-To``) for a fetch; the
   response block is the HTTP header section and the body *as received*: still content-encoded
   (``Content-Encoding: gzip`` bodies stay the gzip stream, so ``WARC-Payload-Digest`` is the
-  digest of those bytes, §5.9). The HTTP client removes a chunked transfer coding before anyone
-  else sees the body: such a record drops the ``Transfer-Encoding`` header (so readers do not
-  de-chunk a de-chunked body) and says so in the field ``NewsCrawl-Transfer-Decoded: chunked``.
+  digest of those bytes, §5.9). What the HTTP client takes away before anyone else sees the
+  answer is said in the record: Twisted keeps the connection-control headers (``Connection``,
+  ``Keep-Alive``, ``Transfer-Encoding``, ...) to itself and de-chunks a chunked body, so
+  newscrawl's records carry ``NewsCrawl-Headers-Removed: <names>`` and, for a body that came
+  without ``Content-Length``, ``NewsCrawl-Transfer-Decoded: chunked-or-close``; a record whose
+  headers still say ``Transfer-Encoding: chunked`` over a de-chunked body drops that header (so
+  readers do not de-chunk it again) and carries ``NewsCrawl-Transfer-Decoded: chunked``.
 * ``revisit`` (§6.7, profile ``server-not-modified`` of WARC/1.1, §6.7.3) for ``304 Not Modified``
   answers and HEAD probes: the HTTP headers only, ``WARC-Refers-To`` (+ ``-Target-URI``, ``-Date``)
   the last full capture of the URL when one is known.
@@ -36,6 +40,10 @@ from warcio.warcwriter import WARCWriter
 PROFILE_SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 #: Extension field saying the HTTP client removed a transfer coding before the body was seen.
 TRANSFER_DECODED = "NewsCrawl-Transfer-Decoded"
+#: Extension field naming the headers the HTTP client removed before anyone saw the answer
+#: (Twisted keeps connection-control headers to itself: RFC 9110 §7.6.1); a chunked body among
+#: them was de-chunked.
+HEADERS_REMOVED = "NewsCrawl-Headers-Removed"
 #: Extension field of a metadata record: the kind of page (``article``, ``node``, ``feed``).
 PAGE_KIND = "NewsCrawl-Page-Kind"
 #: Hop-by-hop headers of a body the client already de-chunked (RFC 9112 §6.1).
@@ -62,7 +70,8 @@ class Exchange:
     """One HTTP request and its answer as they went over the wire (plain data).
 
     ``body`` is the response body as received (content-encoded, bytes); ``transfer_decoded``
-    names a transfer coding the client removed (``"chunked"``) or is None. ``date`` is the UTC
+    names a transfer coding the client removed (``"chunked"``) or is None; ``headers_removed``
+    names the headers the client removed (comma-separated) or is None. ``date`` is the UTC
     time of the fetch. Header names keep the case the HTTP library gave them.
     """
 
@@ -78,6 +87,7 @@ class Exchange:
     request_body: bytes = b""
     ip_address: str | None = None
     transfer_decoded: str | None = None
+    headers_removed: str | None = None
     request_id: str = field(default_factory=new_record_id)
     response_id: str = field(default_factory=new_record_id)
 
@@ -134,6 +144,8 @@ def exchange_records(exchange: Exchange, *, refers_to: tuple[str, str, str] | No
                        "WARC-Concurrent-To": exchange.request_id, **common}
     if exchange.transfer_decoded:
         response_fields[TRANSFER_DECODED] = exchange.transfer_decoded
+    if exchange.headers_removed:
+        response_fields[HEADERS_REMOVED] = exchange.headers_removed
     if exchange.is_revisit:
         response_fields["WARC-Profile"] = PROFILE_SERVER_NOT_MODIFIED
         if refers_to is not None:
