@@ -80,5 +80,6 @@ class WarcExtension:
         closed = self.writer.close()
         for name in ("records", "files", "bytes", "errors"):
             self.stats.set_value(f"{_PREFIX}/{name}", getattr(self.writer, name))
-        logger.info("WARC: %d records in %d files (%d bytes) in %s", self.writer.records,
-                    len(closed), self.writer.bytes, self.writer.directory)
+        logger.info("WARC: %d records in %d files (%d bytes) in %s; writer thread CPU %.2f s",
+                    self.writer.records, len(closed), self.writer.bytes, self.writer.directory,
+                    self.writer.thread_cpu)

@@ -54,6 +54,7 @@ class WarcImportSpider(NewsSpider):
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> WarcImportSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
+        assert isinstance(spider, WarcImportSpider)
         crawler.signals.connect(spider.idle, signal=signals.spider_idle)
         return spider
 

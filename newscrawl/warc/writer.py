@@ -85,6 +85,8 @@ class RotatingWarcWriter:
         self.info = dict(info or {})
         self.clock = clock
         self.records = self.files = self.bytes = self.errors = 0
+        #: CPU seconds the writer thread used (set when it ends)
+        self.thread_cpu = 0.0
         #: URL → (response record id, URI, WARC-Date) of its last full capture
         self.last_capture: dict[str, tuple[str, str, str]] = {}
         #: closed files, in the order they were closed
@@ -162,6 +164,7 @@ class RotatingWarcWriter:
                         self._close_file()
                 continue
             if job is _STOP:
+                self.thread_cpu = time.thread_time()
                 return
             self._write(*job)
 
