@@ -11,7 +11,8 @@ At ``spider_opened`` the last full capture of each URL in the folder's earlier f
 (WARC headers only), so a ``304`` or HEAD answer of a later run refers to it.
 
 Settings: ``NEWSCRAWL_WARC_DIR`` ("" raises :class:`~scrapy.exceptions.NotConfigured`),
-``NEWSCRAWL_WARC_MAX_BYTES``, ``NEWSCRAWL_WARC_MAX_AGE``, ``NEWSCRAWL_WARC_HOST``. Stats
+``NEWSCRAWL_WARC_MAX_BYTES``, ``NEWSCRAWL_WARC_MAX_AGE``, ``NEWSCRAWL_WARC_GZIP_LEVEL``,
+``NEWSCRAWL_WARC_HOST``. Stats
 (``newscrawl/warc/<event>``): ``records``, ``files``, ``bytes`` (written, at close), ``errors``
 (records lost to a disk error, each logged), ``exchanges`` and ``metadata`` (handed to the
 writer), ``skipped_cached`` (answers of Scrapy's HTTP cache, not fetched).
@@ -60,7 +61,8 @@ class WarcExtension:
                                "NewsCrawl-Transfer-Decoded field"}
         writer = RotatingWarcWriter(folder, max_bytes=setting(settings, "NEWSCRAWL_WARC_MAX_BYTES"),
                                     max_age=setting(settings, "NEWSCRAWL_WARC_MAX_AGE"),
-                                    host=setting(settings, "NEWSCRAWL_WARC_HOST") or None, info=info)
+                                    host=setting(settings, "NEWSCRAWL_WARC_HOST") or None, info=info,
+                                    level=setting(settings, "NEWSCRAWL_WARC_GZIP_LEVEL"))
         ext = cls(writer, crawler.stats)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)

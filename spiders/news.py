@@ -76,8 +76,6 @@ class NewsSpider(scrapy.Spider):
     """
 
     name = "news"
-    #: A crawl needs entry URLs; the WARC import spider (spiders/warcimport.py) finds its own.
-    requires_entries = True
 
     def __init__(self, start_urls: str | None = None, seeds: str | None = None,
                  depth: str | int | None = None, strategy: str | None = None, **kwargs: Any):
@@ -85,7 +83,7 @@ class NewsSpider(scrapy.Spider):
         if isinstance(start_urls, (list, tuple)):
             start_urls = ",".join(start_urls)
         entries = parse_entries(start_urls, seeds)
-        if not entries.urls and self.requires_entries:
+        if not entries.urls and getattr(self, "requires_entries", True):  # spiders/warcimport.py
             raise ValueError(no_entry_message(entries.skipped))
         self.entry_urls = entries.urls
         #: entries skipped as unusable (stats ``newscrawl/seeds/skipped[_<reason>]``)

@@ -43,6 +43,7 @@ class WarcImportSpider(NewsSpider):
     """The news spider over an archive (module docstring)."""
 
     name = "warcimport"
+    #: Entries come from the archive (the news spider refuses to start without any).
     requires_entries = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from newscrawl.warc.records import (
+    DEFAULT_LEVEL,
     Exchange,
     exchange_records,
     metadata_record,
@@ -64,7 +65,8 @@ def warc_filename(now: datetime, serial: int, host: str) -> str:
 class RotatingWarcWriter:
     """WARC files in ``directory`` (see the module docstring).
 
-    ``info`` is added to each file's ``warcinfo`` record (field → text). ``clock`` returns the
+    ``info`` is added to each file's ``warcinfo`` record (field → text); ``level`` is the
+    gzip level of the records (0-9). ``clock`` returns the
     time in seconds (epoch); ``threaded=False`` writes in the caller's thread (tests, import
     tools). Counters: ``records``, ``files``, ``bytes`` (written), ``errors`` (records lost to an
     ``OSError``, each logged).
@@ -76,7 +78,8 @@ class RotatingWarcWriter:
     def __init__(self, directory: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES,
                  max_age: float = DEFAULT_MAX_AGE, host: str | None = None,
                  info: dict[str, str] | None = None, clock: Callable[[], float] = time.time,
-                 threaded: bool = True, queue_size: int = 10_000) -> None:
+                 threaded: bool = True, queue_size: int = 10_000,
+                 level: int = DEFAULT_LEVEL) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.max_bytes = int(max_bytes)
@@ -84,6 +87,7 @@ class RotatingWarcWriter:
         self.host = host or socket.gethostname()
         self.info = dict(info or {})
         self.clock = clock
+        self.level = int(level)
         self.records = self.files = self.bytes = self.errors = 0
         #: CPU seconds the writer thread used (set when it ends)
         self.thread_cpu = 0.0
@@ -118,7 +122,7 @@ class RotatingWarcWriter:
         else:
             self.last_capture[exchange.url] = (exchange.response_id, exchange.url,
                                                warc_date(exchange.date))
-        self._submit(lambda: exchange_records(exchange, refers_to=refers_to), 2)
+        self._submit(lambda: exchange_records(exchange, refers_to=refers_to, level=self.level), 2)
         return exchange.response_id
 
     def write_metadata(self, url: str, data: dict[str, Any], *, kind: str | None = None,
@@ -127,7 +131,7 @@ class RotatingWarcWriter:
         capture = self.last_capture.get(url)
         date = when or datetime.fromtimestamp(self.clock(), timezone.utc)
         self._submit(lambda: metadata_record(url, capture[0] if capture else None, data,
-                                             date=date, kind=kind))
+                                             date=date, kind=kind, level=self.level))
 
     def close(self, timeout: float | None = 60.0) -> list[Path]:
         """Write what is queued, close and rename the open file; returns the closed files."""
@@ -217,7 +221,7 @@ class RotatingWarcWriter:
         info = {"software": "newscrawl (warcio)", "format": "WARC File Format 1.1",
                 "conformsTo": "https://iso.org/standard/68004.html", "hostname": self.host,
                 **self.info}
-        self._append(warcinfo_record(name, info, date=now))
+        self._append(warcinfo_record(name, info, date=now, level=self.level))
         self.records += 1
 
     def _close_file(self) -> None:
