@@ -1,6 +1,7 @@
 """A news site for the WARC tests that sends what real servers send: gzip bodies, chunked
 transfer coding, validators and ``304``s. Run as a script it serves on 127.0.0.1, port 0, and
-prints its base URL; ``--articles N`` (default 8), ``--delay S`` (seconds before each answer).
+prints its base URL; ``--articles N`` (default 8), ``--feed-only K`` (the last K articles are
+listed in the feed only, not on the home page), ``--delay S`` (seconds before each answer).
 
 * ``/`` home page: links to every article (``/politik/2026-12-04/bericht-N.html``), a feed link;
 * articles: HTML with a title, Open Graph date and paragraphs; gzip-encoded (``mtime=0``, so the
@@ -48,9 +49,9 @@ def etag(n: int) -> str:
     return f'"bericht-{n}-v1"'
 
 
-def home_html(count: int) -> bytes:
+def home_html(count: int, feed_only: int = 0) -> bytes:
     items = "".join(f"<li><a href=\"{article_path(n)}\">Haushalt geeinigt, Bericht {n}</a></li>"
-                    for n in range(count))
+                    for n in range(count - feed_only))
     return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Mock Zeitung</title>"
             f"<link rel=\"alternate\" type=\"application/rss+xml\" href=\"/feed.xml\"></head>"
             f"<body><h1>Mock Zeitung</h1><ul>{items}</ul></body></html>").encode("utf-8")
@@ -66,6 +67,7 @@ def feed_xml(base: str, count: int) -> bytes:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     count = 8
+    feed_only = 0
     delay = 0.0
 
     def log_message(self, *args):  # quiet
@@ -101,7 +103,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/robots.txt":
             return self._send(200, [("Content-Type", "text/plain")], b"User-agent: *\nAllow: /\n")
         if path == "/":
-            return self._send(200, [("Content-Type", "text/html; charset=utf-8")], home_html(self.count))
+            return self._send(200, [("Content-Type", "text/html; charset=utf-8")], home_html(self.count, self.feed_only))
         if path == "/feed.xml":
             return self._send(200, [("Content-Type", "application/rss+xml")], feed_xml(base, self.count))
         for n in range(self.count):
@@ -121,9 +123,10 @@ class Handler(BaseHTTPRequestHandler):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--articles", type=int, default=8)
+    parser.add_argument("--feed-only", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
     args = parser.parse_args(argv)
-    Handler.count, Handler.delay = args.articles, args.delay
+    Handler.count, Handler.feed_only, Handler.delay = args.articles, args.feed_only, args.delay
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     print(f"http://127.0.0.1:{server.server_address[1]}/", flush=True)
     server.serve_forever()

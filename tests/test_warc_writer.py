@@ -12,7 +12,7 @@ from warcio.checker import Checker
 
 from newscrawl.warc import Exchange, RotatingWarcWriter
 from newscrawl.warc.reader import WarcArchive, last_captures
-from newscrawl.warc.records import PROFILE_SERVER_NOT_MODIFIED, TRANSFER_DECODED
+from newscrawl.warc.records import PROFILE_SERVER_NOT_MODIFIED, TRANSFER_DECODED, metadata_fields
 from newscrawl.warc.writer import warc_filename
 
 WHEN = datetime(2026, 12, 4, 18, 0, tzinfo=timezone.utc)
@@ -108,7 +108,11 @@ def test_metadata_record_refers_to_the_response(tmp_path):
     [path] = w.close()
     _, rec, _, body = records(path)[-1]
     assert rec.get_header("WARC-Type") == "metadata" and rec.get_header("WARC-Refers-To") == rid
-    assert json.loads(body) == {"newscrawl": {"story_id": "ab", "published": "2026-12-04T18:00:00+00:00"}}
+    assert rec.get_header("Content-Type") == "application/warc-fields"  # not a capture for pywb
+    assert body.endswith(b"\r\n") and body.count(b"\r\n") == 1
+    assert json.loads(metadata_fields(body)["newscrawl"]) == {
+        "story_id": "ab", "published": "2026-12-04T18:00:00+00:00"}
+    assert WarcArchive([path]).metadata["http://news.test/a.html"]["story_id"] == "ab"
 
 
 def test_rotation_by_size_and_age_with_names_and_warcinfo(tmp_path):

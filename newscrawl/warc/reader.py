@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 
 from warcio.archiveiterator import ArchiveIterator
 
+from newscrawl.warc.records import metadata_fields
+
 logger = logging.getLogger(__name__)
 
 #: Record types indexed as captures.
@@ -162,18 +164,22 @@ class WarcArchive:
                 (record.http_headers.get_header("Content-Type") or "").lower())
 
     def _read_metadata(self, url: str, record: Any) -> None:
-        if "json" not in (record.rec_headers.get_header("Content-Type") or ""):
+        if (record.rec_headers.get_header("Content-Type") or "") != "application/warc-fields":
+            self.skipped["metadata_not_newscrawl"] += 1
+            return
+        value = metadata_fields(record.content_stream().read()).get("newscrawl")
+        if value is None:
             self.skipped["metadata_not_newscrawl"] += 1
             return
         try:
-            data = json.loads(record.content_stream().read().decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
+            data = json.loads(value)
+        except ValueError:
             self.skipped["metadata_bad_json"] += 1
             return
-        if isinstance(data, dict) and isinstance(data.get("newscrawl"), dict):
-            self.metadata[url] = data["newscrawl"]
+        if isinstance(data, dict):
+            self.metadata[url] = data
         else:
-            self.skipped["metadata_not_newscrawl"] += 1
+            self.skipped["metadata_bad_json"] += 1
 
     # --- questions --------------------------------------------------------------------------
     def last_full(self, url: str) -> Capture | None:

@@ -13,8 +13,8 @@
 * ``revisit`` (§6.7, profile ``server-not-modified`` of WARC/1.1, §6.7.3) for ``304 Not Modified``
   answers and HEAD probes: the HTTP headers only, ``WARC-Refers-To`` (+ ``-Target-URI``, ``-Date``)
   the last full capture of the URL when one is known.
-* ``metadata`` (§6.6, ``application/json``) with what newscrawl learned of a page, referring to its
-  response record.
+* ``metadata`` (§6.6, ``application/warc-fields`` with a ``newscrawl:`` line of JSON) with what
+  newscrawl learned of a page, referring to its response record.
 * ``warcinfo`` (§6.2, ``application/warc-fields``) at the start of each file.
 
 Every function returns the record serialised as one gzip member (bytes), ready to append to a
@@ -181,20 +181,45 @@ def exchange_records(exchange: Exchange, *, refers_to: tuple[str, str, str] | No
 
 def metadata_record(url: str, refers_to: str | None, data: dict[str, Any], *, date: datetime,
                     kind: str | None = None, level: int = DEFAULT_LEVEL) -> bytes:
-    """A ``metadata`` record (``application/json``, UTF-8) of page ``url``, referring to its
-    response record ``refers_to`` (None: no capture of it in this archive). Values JSON cannot
-    hold (datetimes) are written with ``str``; datetimes as ISO 8601."""
+    """A ``metadata`` record of page ``url``, referring to its response record ``refers_to``
+    (None: no capture of it in this archive).
+
+    The block is ``application/warc-fields`` (ISO 28500 §6.6, as Heritrix and Common Crawl write
+    metadata; replay tools such as pywb do not index such records as captures of the URL): one
+    ``name: value`` line per key of ``data``, text values as they are (line breaks replaced by
+    spaces), other values as one line of JSON (UTF-8; datetimes ISO 8601, unknown types ``str``).
+    """
     fields = {"WARC-Date": warc_date(date)}
     if refers_to:
         fields["WARC-Refers-To"] = refers_to
     if kind:
         fields[PAGE_KIND] = kind
-    body = json.dumps(data, ensure_ascii=False, sort_keys=True, default=_json_default).encode("utf-8")
+    lines = []
+    for name, value in data.items():
+        text = value if isinstance(value, str) else json.dumps(
+            value, ensure_ascii=False, sort_keys=True, default=_json_default)
+        lines.append(f"{name}: {' '.join(text.splitlines())}\r\n")
+    body = "".join(lines).encode("utf-8")
     writer = _writer(BytesIO())
     record = writer.create_warc_record(url, "metadata", payload=BytesIO(body), length=len(body),
-                                       warc_content_type="application/json",
+                                       warc_content_type="application/warc-fields",
                                        warc_headers_dict=fields)
     return _serialise([record], level)
+
+
+def metadata_fields(block: bytes) -> dict[str, str]:
+    r"""The ``name: value`` lines of an ``application/warc-fields`` block (UTF-8; later lines
+    with the same name win; lines without ``:`` are ignored).
+
+    >>> metadata_fields(b'newscrawl: {"depth": 1}\r\nvia: http://a.test/\r\n')
+    {'newscrawl': '{"depth": 1}', 'via': 'http://a.test/'}
+    """
+    out = {}
+    for line in block.decode("utf-8", "replace").splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name.strip():
+            out[name.strip()] = value.strip()
+    return out
 
 
 def _json_default(value: Any) -> Any:
