@@ -57,7 +57,7 @@ DOWNLOADER_MIDDLEWARES = {
     # the download handler connects.
     "middlewares.destination.DestinationMiddleware": 760,
     # WARC (NEWSCRAWL_WARC_DIR): first to see each answer as received, before decompression (590).
-    "middlewares.warc.WarcCaptureMiddleware": 950,
+    "middlewares.warc.WarcCaptureMiddleware": 990,
     # WARC import (NEWSCRAWL_WARC_IMPORT): answers from the archive, before the destination check.
     "middlewares.warcreplay.WarcReplayMiddleware": 755,
 }
