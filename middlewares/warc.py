@@ -6,7 +6,8 @@ puts its ``process_response`` first after the download handler, before Scrapy's
 charset middleware or the HEAD probe see it: the record holds the status, headers and body the
 server sent, ``Content-Encoding`` and all. The request record holds the headers every other
 middleware set (``process_request`` runs low to high, so they are all in by then). HEAD probes and
-robots.txt requests pass through the downloader too, so they are archived; HEAD and ``304`` answers become ``revisit`` records.
+robots.txt requests pass through the downloader too, so they are archived; HEAD and ``304``
+answers become ``revisit`` records.
 
 What Scrapy cannot give: the header names' original case (Scrapy title-cases them), the
 connection-control headers (Twisted's HTTP client keeps ``Connection``, ``Transfer-Encoding``,
