@@ -27,6 +27,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from newscrawl.components import setting
+from newscrawl.settingscheck import SettingsError
 from newscrawl.warc.reader import last_captures
 from newscrawl.warc.writer import RotatingWarcWriter
 
@@ -59,10 +60,13 @@ class WarcExtension:
                                "bodies as received (content-encoded); a body the client "
                                "de-chunked has no Transfer-Encoding header and a "
                                "NewsCrawl-Transfer-Decoded field"}
+        level = setting(settings, "NEWSCRAWL_WARC_GZIP_LEVEL")
+        if not 0 <= level <= 9:
+            raise SettingsError(f"NEWSCRAWL_WARC_GZIP_LEVEL must be 0-9, got {level!r}")
         writer = RotatingWarcWriter(folder, max_bytes=setting(settings, "NEWSCRAWL_WARC_MAX_BYTES"),
                                     max_age=setting(settings, "NEWSCRAWL_WARC_MAX_AGE"),
                                     host=setting(settings, "NEWSCRAWL_WARC_HOST") or None, info=info,
-                                    level=setting(settings, "NEWSCRAWL_WARC_GZIP_LEVEL"))
+                                    level=level)
         ext = cls(writer, crawler.stats)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)

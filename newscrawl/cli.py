@@ -150,14 +150,16 @@ IMPORT_USAGE = """usage: newscrawl import FILE.warc[.gz]|DIR ... [--data-dir DIR
 
 Fills the store from WARC files as a crawl would (`scrapy crawl warcimport`, answered from the
 archive, nothing sent): newscrawl's own files (their entries and page context), CC-NEWS and other
-ISO 28500 files (every archived HTML page). A folder stands for its *.warc, *.warc.gz files.
+ISO 28500 files (every archived HTML page). A folder stands for its *.warc, *.warc.gz files
+(and the *.warc.gz.open file a killed crawl left).
 Progress and counts of the records skipped and why are logged (stats newscrawl/warcimport/...).
 """
 
 
 def import_args(argv: list[str]) -> tuple[list[str], list[str], str | None]:
     """Split ``newscrawl import`` arguments: ``(WARC paths, scrapy crawl arguments, data dir)``.
-    A folder is replaced by its ``*.warc`` and ``*.warc.gz`` files (sorted).
+    A folder is replaced by its ``*.warc``, ``*.warc.gz`` and ``*.warc.gz.open`` files (sorted;
+    ``.open``: the file a killed crawl was writing, read up to its last whole record).
 
     Raises:
         ValueError: a path that does not exist, no WARC file, an option without its value.
@@ -178,7 +180,7 @@ def import_args(argv: list[str]) -> tuple[list[str], list[str], str | None]:
             path = Path(arg)
             if path.is_dir():
                 paths += sorted(str(p.resolve()) for p in path.iterdir()
-                                if p.name.endswith((".warc", ".warc.gz")))
+                                if p.name.endswith((".warc", ".warc.gz", ".warc.gz.open")))
             elif path.is_file():
                 paths.append(str(path.resolve()))
             else:

@@ -4,6 +4,7 @@ import base64
 import gzip
 import hashlib
 import json
+import os
 from datetime import datetime, timezone
 
 import pytest
@@ -191,3 +192,29 @@ def test_foreign_garbage_is_a_counted_skip(tmp_path, bad):
     path.write_bytes(bad)
     archive = WarcArchive([path])
     assert not archive.captures
+
+
+def test_a_failed_write_is_counted_and_the_next_record_begins_a_new_file(tmp_path, monkeypatch):
+    w = RotatingWarcWriter(tmp_path, threaded=False)
+    w.write_exchange(exchange("http://news.test/0.html"))
+    real_write = os.write
+
+    def disk_full(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("newscrawl.warc.writer.os.write", disk_full)
+    w.write_exchange(exchange("http://news.test/1.html"))
+    monkeypatch.setattr("newscrawl.warc.writer.os.write", real_write)
+    w.write_exchange(exchange("http://news.test/2.html"))
+    files = w.close()
+    assert w.errors == 2  # the request and response records of 1.html
+    assert len(files) == 1 and check(files) == 0
+    assert set(WarcArchive(files).captures) == {"http://news.test/2.html"}
+    [abandoned] = tmp_path.glob("*.warc.gz.open")
+    assert set(WarcArchive([abandoned]).captures) == {"http://news.test/0.html"}
+
+
+@pytest.mark.parametrize("level", [-1, 10])
+def test_gzip_level_out_of_range_is_refused(tmp_path, level):
+    with pytest.raises(ValueError, match="0-9"):
+        RotatingWarcWriter(tmp_path, level=level, threaded=False)

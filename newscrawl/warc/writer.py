@@ -73,6 +73,7 @@ class RotatingWarcWriter:
 
     Raises:
         OSError: ``directory`` cannot be created.
+        ValueError: ``level`` is not 0-9.
     """
 
     def __init__(self, directory: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES,
@@ -82,6 +83,8 @@ class RotatingWarcWriter:
                  level: int = DEFAULT_LEVEL) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        if not 0 <= int(level) <= 9:
+            raise ValueError(f"gzip level must be 0-9, got {level!r}")
         self.max_bytes = int(max_bytes)
         self.max_age = float(max_age)
         self.host = host or socket.gethostname()
@@ -191,7 +194,9 @@ class RotatingWarcWriter:
                 self.records += records
             except OSError as exc:
                 self.errors += records
-                logger.error("WARC record not written to %s: %s", self._path, exc)
+                logger.error("WARC record not written to %s: %s; the file is left as .open "
+                             "and the next record begins a new file", self._path, exc)
+                self._abandon_file()
 
     def _append(self, data: bytes) -> None:
         assert self._fd is not None
@@ -223,6 +228,16 @@ class RotatingWarcWriter:
                 **self.info}
         self._append(warcinfo_record(name, info, date=now, level=self.level))
         self.records += 1
+
+    def _abandon_file(self) -> None:
+        """Stop writing to a file a write failed on (it keeps its ``.open`` name: its last
+        record may be cut short, which readers count and skip)."""
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+        self._fd, self._path = None, None
 
     def _close_file(self) -> None:
         if self._fd is None or self._path is None:
