@@ -45,6 +45,9 @@ class WarcImportSpider(NewsSpider):
     name = "warcimport"
     #: Entries come from the archive (the news spider refuses to start without any).
     requires_entries = False
+    #: Nothing is sent: archived Set-Cookie headers have no one to go back to (and Scrapy's
+    #: cookie middleware would try to download the Public Suffix List for them).
+    custom_settings = {"COOKIES_ENABLED": False}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
