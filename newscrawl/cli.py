@@ -186,6 +186,7 @@ def import_args(argv: list[str]) -> tuple[list[str], list[str], str | None]:
             else:
                 raise ValueError(f"no such file or folder: {arg}")
         i += 1
+    paths = list(dict.fromkeys(paths))  # a file named twice is read once
     if not paths:
         raise ValueError("give at least one WARC file (or a folder of them)")
     if any("," in p for p in paths):
