@@ -93,6 +93,8 @@ def test_a_crawl_through_pywb_serving_our_warcs_stores_the_same(round_trip):
     articles, nodes = stored(tmp / "crawled")
     again_articles, again_nodes = stored(tmp / "replayed")
     assert set(ENTRIES) <= nodes and articles
+    print(f"crawled {len(articles)} articles, {len(nodes)} nodes; through pywb of our WARCs "
+          f"{len(again_articles)} articles, {len(again_nodes)} nodes")
     assert set(again_articles) == set(articles)
     assert again_nodes == nodes
     assert again_articles == articles  # titles and publication dates too
