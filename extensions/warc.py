@@ -7,8 +7,9 @@ exclusively). The downloader middleware (``middlewares/warc.py``) and the metada
 serialised and written by the writer's own thread, off the reactor thread; the files are
 closed (renamed from ``.open``) when the spider closes.
 
-At ``spider_opened`` the last full capture of each URL in the folder's earlier files is read
-(WARC headers only), so a ``304`` or HEAD answer of a later run refers to it.
+At ``spider_opened`` the writer thread reads the last full capture of each URL in the folder's
+earlier files (WARC headers only), before it writes this run's records, so a ``304`` or HEAD
+answer of a later run refers to it.
 
 Settings: ``NEWSCRAWL_WARC_DIR`` ("" raises :class:`~scrapy.exceptions.NotConfigured`),
 ``NEWSCRAWL_WARC_MAX_BYTES``, ``NEWSCRAWL_WARC_MAX_AGE``, ``NEWSCRAWL_WARC_GZIP_LEVEL``,
@@ -77,10 +78,15 @@ class WarcExtension:
         self.stats.inc_value(f"{_PREFIX}/{event}")
 
     def spider_opened(self, spider: Any = None) -> None:
-        earlier = last_captures(sorted(self.writer.directory.glob("*.warc.gz")))
-        self.writer.remember(earlier)
-        logger.info("Writing WARC files to %s (%d URLs captured in earlier files)",
-                    self.writer.directory, len(earlier))
+        folder = self.writer.directory
+        logger.info("Writing WARC files to %s", folder)
+
+        def earlier() -> dict[str, tuple[str, str, str]]:
+            captures = last_captures(sorted(folder.glob("*.warc.gz")))
+            logger.info("WARC: %d URLs captured in the earlier files of %s", len(captures), folder)
+            return captures
+
+        self.writer.recall(earlier)
 
     def spider_closed(self, spider: Any = None) -> None:
         closed = self.writer.close()

@@ -218,3 +218,15 @@ def test_a_failed_write_is_counted_and_the_next_record_begins_a_new_file(tmp_pat
 def test_gzip_level_out_of_range_is_refused(tmp_path, level):
     with pytest.raises(ValueError, match="0-9"):
         RotatingWarcWriter(tmp_path, level=level, threaded=False)
+
+
+def test_captures_of_earlier_files_are_recalled_before_later_records(tmp_path):
+    w = RotatingWarcWriter(tmp_path / "run1", threaded=False)
+    first = w.write_exchange(exchange())
+    earlier = w.close()
+    later = RotatingWarcWriter(tmp_path / "run2")  # threaded: the recall runs in its thread
+    later.recall(lambda: last_captures(earlier))
+    later.write_exchange(exchange(status=304, body=b"", headers=[("ETag", '"v1"')]))
+    [path] = later.close()
+    [revisit] = [r for r in records(path) if r[0] == "revisit"]
+    assert revisit[1].get_header("WARC-Refers-To") == first

@@ -17,8 +17,10 @@ them to the current file:
 
 Records of a URL's full captures are remembered (``record id``, URI, date), so a later
 ``304`` or HEAD answer of that URL becomes a ``revisit`` record that refers to it, and a metadata
-record to the response it describes. :meth:`RotatingWarcWriter.remember` seeds that memory from
-earlier files (:func:`newscrawl.warc.reader.last_captures`).
+record to the response it describes. :meth:`RotatingWarcWriter.recall` seeds that memory from
+earlier files (:func:`newscrawl.warc.reader.last_captures`), in the writer thread. The queue holds
+at most ``queue_size`` (2,000) records waiting: when the disk cannot keep up, the crawl waits
+rather than records being lost.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ class RotatingWarcWriter:
     def __init__(self, directory: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES,
                  max_age: float = DEFAULT_MAX_AGE, host: str | None = None,
                  info: dict[str, str] | None = None, clock: Callable[[], float] = time.time,
-                 threaded: bool = True, queue_size: int = 10_000,
+                 threaded: bool = True, queue_size: int = 2_000,
                  level: int = DEFAULT_LEVEL) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -111,30 +113,48 @@ class RotatingWarcWriter:
             self._thread.start()
 
     # --- caller side ------------------------------------------------------------------------
-    def remember(self, captures: dict[str, tuple[str, str, str]]) -> None:
-        """Take the last full captures of earlier files (URL → (record id, URI, WARC-Date))."""
-        self.last_capture.update(captures)
+    def recall(self, earlier: Callable[[], dict[str, tuple[str, str, str]]]) -> None:
+        """Take the last full captures of earlier files (URL → (record id, URI, WARC-Date)),
+        read by ``earlier()`` in the writer thread before any record that follows (a large
+        folder delays the records, queued, not the caller)."""
+
+        def job() -> bytes:
+            captures = earlier()
+            self.last_capture.update({url: c for url, c in captures.items()
+                                      if url not in self.last_capture})
+            return b""
+
+        self._submit(job, 0)
 
     def write_exchange(self, exchange: Exchange) -> str:
         """Archive ``exchange`` (request + response or revisit); returns its response (or
         revisit) record id. A full capture (status other than 304, method other than HEAD)
-        becomes the URL's last capture."""
-        refers_to = None
-        if exchange.is_revisit:
-            refers_to = self.last_capture.get(exchange.url)
-        else:
-            self.last_capture[exchange.url] = (exchange.response_id, exchange.url,
-                                               warc_date(exchange.date))
-        self._submit(lambda: exchange_records(exchange, refers_to=refers_to, level=self.level), 2)
+        becomes the URL's last capture. The capture memory is read and updated in the writer
+        thread, in the order records are handed over."""
+
+        def job() -> bytes:
+            refers_to = None
+            if exchange.is_revisit:
+                refers_to = self.last_capture.get(exchange.url)
+            else:
+                self.last_capture[exchange.url] = (exchange.response_id, exchange.url,
+                                                   warc_date(exchange.date))
+            return exchange_records(exchange, refers_to=refers_to, level=self.level)
+
+        self._submit(job, 2)
         return exchange.response_id
 
     def write_metadata(self, url: str, data: dict[str, Any], *, kind: str | None = None,
                        when: datetime | None = None) -> None:
         """Archive a ``metadata`` record of page ``url`` referring to its last capture."""
-        capture = self.last_capture.get(url)
         date = when or datetime.fromtimestamp(self.clock(), timezone.utc)
-        self._submit(lambda: metadata_record(url, capture[0] if capture else None, data,
-                                             date=date, kind=kind, level=self.level))
+
+        def job() -> bytes:
+            capture = self.last_capture.get(url)
+            return metadata_record(url, capture[0] if capture else None, data, date=date,
+                                   kind=kind, level=self.level)
+
+        self._submit(job)
 
     def close(self, timeout: float | None = 60.0) -> list[Path]:
         """Write what is queued, close and rename the open file; returns the closed files."""
@@ -181,6 +201,8 @@ class RotatingWarcWriter:
         except Exception:  # noqa: BLE001 - one bad record is logged and counted, never the end
             self.errors += records
             logger.exception("WARC record could not be built; skipped")
+            return
+        if not data:
             return
         with self._lock:
             try:
