@@ -12,7 +12,8 @@ Stats (``newscrawl/warcimport/<event>``): ``files``, ``records/<type>`` (records
 ``metadata_not_newscrawl``, ``metadata_bad_json``, ``unreadable_file``,
 ``unreadable_rest_of_file``, ``truncated_last_record``), ``answered``, ``missing`` (requests of URLs the archive does not
 hold, answered 404), ``undecoded`` (bodies whose content coding could not be removed),
-``unrequested`` (pages imported after the crawl from the entries).
+``unrequested`` (pages imported after the crawl from the entries), ``later_captures`` (requests
+of a page's second, third ... capture).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class WarcImportExtension:
         self.stats = stats
         #: URLs a request asked for (answered or missing)
         self.served: set[str] = set()
+        #: URL → the first page request that asked for it (for its later captures)
+        self.first_requests: dict[str, Any] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> WarcImportExtension:
@@ -72,6 +75,13 @@ class WarcImportExtension:
     def unrequested(self) -> list[str]:
         """Archived HTML pages (status 200) no request of this crawl asked for, in archive order."""
         return [url for url in self.archive.pages() if url not in self.served]
+
+    def later_captures(self, index: int) -> list[tuple[Any, int]]:
+        """``(first request, index)`` of the pages requested in this import that have a full
+        capture number ``index`` (0 = the oldest): the next round of repeated captures."""
+        archive = self.archive
+        return [(request, index) for url, request in self.first_requests.items()
+                if len(archive.full_captures(url)) > index]
 
     def spider_opened(self, spider: Any = None) -> None:
         a = self.archive

@@ -1,7 +1,9 @@
 """Downloader middleware: answer an import crawl's requests from WARC files, never the network.
 
 Every request (pages, robots.txt, HEAD probes, redirects) is answered from the archive of
-:class:`extensions.warcimport.WarcImportExtension`: the last full capture of its URL, with the
+:class:`extensions.warcimport.WarcImportExtension`: a full capture of its URL — the oldest, or
+the one request meta :data:`newscrawl.meta.WARC_CAPTURE` names (the import spider walks repeated
+captures in time order) — with the
 status and headers recorded and the body with its transfer and content codings removed (so
 Scrapy's decompression has nothing left to do); a URL the archive does not hold is answered
 ``404`` (flag ``warc-missing``), as a dead link would be. The capture's ``WARC-Date`` goes into
@@ -39,8 +41,10 @@ class WarcReplayMiddleware:
 
     def process_request(self, request: Request, spider: Any = None) -> Response:
         self.source.served.add(request.url)
+        if request.callback is not None and meta.WARC_CAPTURE not in request.meta:
+            self.source.first_requests.setdefault(request.url, request)
         try:
-            answer = self.source.archive.answer(request.url)
+            answer = self.source.archive.answer(request.url, request.meta.get(meta.WARC_CAPTURE, 0))
         except OSError:
             answer = None
         if answer is None:

@@ -13,6 +13,10 @@ storage as a crawl's:
    channel page, whose links are classified and followed inside the archive). Foreign WARCs
    (CC-NEWS, Webrecorder captures) carry no metadata and are imported this way.
 
+3. then the later captures of pages captured more than once, round by round in time order (the
+   first round answered every page with its oldest capture): a changed article is stored with
+   its earlier version, as a re-crawl would (stat ``newscrawl/warcimport/later_captures``).
+
 Pages are dated by their capture's ``WARC-Date`` (``fetched_at``).
 """
 
@@ -26,11 +30,13 @@ import scrapy
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 
+from extensions.store import StoreExtension
 from extensions.warcimport import WarcImportExtension
 from newscrawl import meta
 from newscrawl.algorithms.linkclass import is_article_shaped
 from newscrawl.meta import PageContext
 from spiders.news import NewsSpider
+from spiders.requests import watch_request
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +59,7 @@ class WarcImportSpider(NewsSpider):
         super().__init__(*args, **kwargs)
         self._given_entries = list(self.entry_urls)
         self._unrequested_done = False
+        self._capture_round = 0
         self.source: WarcImportExtension | None = None
 
     @classmethod
@@ -82,18 +89,52 @@ class WarcImportSpider(NewsSpider):
         return fields
 
     def idle(self, spider: Any = None) -> None:
-        """Request the archived pages nobody linked, once, when the crawl from the entries ends."""
-        if self._unrequested_done or self.source is None:
+        """When the crawl from the entries ends: request the archived pages nobody linked (once);
+        then, round by round, the later captures of the pages requested (each round the next
+        capture in time order, so a changed article becomes a new version)."""
+        if self.source is None:
             return
-        self._unrequested_done = True
-        urls = self.source.unrequested()
-        if not urls:
+        if not self._unrequested_done:
+            self._unrequested_done = True
+            urls = self.source.unrequested()
+            if urls:
+                self.source.inc("unrequested", len(urls))
+                logger.info("Importing %d archived pages no entry led to", len(urls))
+                for url in urls:
+                    self.crawler.engine.crawl(self.unrequested_request(url))
+                raise DontCloseSpider
+        self._capture_round += 1
+        later = self.source.later_captures(self._capture_round)
+        if not later:
             return
-        self.source.inc("unrequested", len(urls))
-        logger.info("Importing %d archived pages no entry led to", len(urls))
-        for url in urls:
-            self.crawler.engine.crawl(self.unrequested_request(url))
+        # The pages of the rounds before are written first (the store writer buffers pages), so a
+        # changed article's stored version is there to be kept.
+        store = self.crawler.get_extension(StoreExtension)
+        if store is not None:
+            store.writer.flush()
+        self.source.inc("later_captures", len(later))
+        logger.info("Importing capture %d of %d pages captured more than once",
+                    self._capture_round + 1, len(later))
+        for first, index in later:
+            self.crawler.engine.crawl(self.later_request(first, index))
         raise DontCloseSpider
+
+    def later_request(self, first: scrapy.Request, index: int) -> scrapy.Request:
+        """The request of capture ``index`` of the page ``first`` asked for: a revisit of a
+        known page (its crawl-state record: HEAD or conditional GET, change detection, versions),
+        as a watched crawl's later visit is; without a record, the first request's callback and
+        page context."""
+        state = self.crawl_state
+        record = state.get(self.page_fp(first.url)) if state is not None else None
+        if state is not None and record and record.get("url") == first.url:
+            request = watch_request(state, record, self)
+            request.meta[meta.WARC_CAPTURE] = index
+            return request
+        ctx = PageContext.from_meta(first.meta)
+        keep = {key: first.meta[key] for key in (meta.ROLE, meta.FEED_ENTRY) if key in first.meta}
+        return scrapy.Request(first.url, callback=first.callback, dont_filter=True,
+                              priority=first.priority,
+                              meta={**ctx.to_meta(), **keep, meta.WARC_CAPTURE: index})
 
     def unrequested_request(self, url: str) -> scrapy.Request:
         """The request of an archived page no crawl request asked for (module docstring)."""

@@ -1,7 +1,8 @@
 """A news site for the WARC tests that sends what real servers send: gzip bodies, chunked
 transfer coding, validators and ``304``s. Run as a script it serves on 127.0.0.1, port 0, and
 prints its base URL; ``--articles N`` (default 8), ``--feed-only K`` (the last K articles are
-listed in the feed only, not on the home page), ``--delay S`` (seconds before each answer).
+listed in the feed only, not on the home page), ``--delay S`` (seconds before each answer),
+``--edition 2`` (article 0 corrected: another paragraph, ETag ``v2``), ``--port P``.
 
 * ``/`` home page: links to every article (``/politik/2026-12-04/bericht-N.html``), a feed link;
 * articles: HTML with a title, Open Graph date and paragraphs; gzip-encoded (``mtime=0``, so the
@@ -20,18 +21,22 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LAST_MODIFIED = "Wed, 02 Oct 2024 06:00:00 GMT"
+CORRECTED = "Fri, 25 Oct 2024 06:00:00 GMT"
 
 
 def article_path(n: int) -> str:
     return f"/politik/2026-12-04/bericht-ueber-den-haushalt-{n:03d}.html"
 
 
-def article_html(n: int) -> bytes:
+def article_html(n: int, edition: int = 1) -> bytes:
     paras = "".join(
         f"<p>Absatz {i} des Berichts {n}: Die Bundesregierung hat sich nach langen Verhandlungen "
         f"auf den Haushalt geeinigt. Der Finanzminister sprach von einem tragfähigen Kompromiss, "
         f"die Opposition kritisierte die Neuverschuldung und kündigte Widerstand an.</p>"
         for i in range(6))
+    if n == 0 and edition > 1:
+        paras += ("<p>Korrektur: In einer früheren Fassung stand, der Haushalt sei bereits "
+                  "beschlossen. Der Bundestag stimmt erst in der kommenden Woche ab.</p>")
     return (f"<!DOCTYPE html><html lang=\"de\"><head><meta charset=\"utf-8\">"
             f"<title>Haushalt geeinigt, Bericht {n}</title>"
             f"<meta property=\"og:title\" content=\"Haushalt geeinigt, Bericht {n}\">"
@@ -40,13 +45,13 @@ def article_html(n: int) -> bytes:
             f"<h1>Haushalt geeinigt, Bericht {n}</h1>{paras}</article></body></html>").encode("utf-8")
 
 
-def article_wire_bytes(n: int) -> bytes:
+def article_wire_bytes(n: int, edition: int = 1) -> bytes:
     """The body of article ``n`` as sent to a client accepting gzip."""
-    return gzip.compress(article_html(n), mtime=0)
+    return gzip.compress(article_html(n, edition), mtime=0)
 
 
-def etag(n: int) -> str:
-    return f'"bericht-{n}-v1"'
+def etag(n: int, edition: int = 1) -> str:
+    return f'"bericht-{n}-v{2 if n == 0 and edition > 1 else 1}"'
 
 
 def home_html(count: int, feed_only: int = 0) -> bytes:
@@ -69,6 +74,7 @@ class Handler(BaseHTTPRequestHandler):
     count = 8
     feed_only = 0
     delay = 0.0
+    edition = 1
 
     def log_message(self, *args):  # quiet
         pass
@@ -108,14 +114,15 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, [("Content-Type", "application/rss+xml")], feed_xml(base, self.count))
         for n in range(self.count):
             if path == article_path(n):
-                validators = [("ETag", etag(n)), ("Last-Modified", LAST_MODIFIED)]
-                if self.headers.get("If-None-Match") == etag(n):
+                modified = LAST_MODIFIED if etag(n, self.edition).endswith('v1"') else CORRECTED
+                validators = [("ETag", etag(n, self.edition)), ("Last-Modified", modified)]
+                if self.headers.get("If-None-Match") == etag(n, self.edition):
                     return self._send(304, validators)
                 headers = [("Content-Type", "text/html; charset=utf-8"), *validators]
-                body = article_html(n)
+                body = article_html(n, self.edition)
                 if "gzip" in (self.headers.get("Accept-Encoding") or ""):
                     headers.append(("Content-Encoding", "gzip"))
-                    body = article_wire_bytes(n)
+                    body = article_wire_bytes(n, self.edition)
                 return self._send(200, headers, body, chunked=(n % 3 == 2))
         return self._send(404, [("Content-Type", "text/plain")], b"not found")
 
@@ -125,9 +132,12 @@ def main(argv=None) -> int:
     parser.add_argument("--articles", type=int, default=8)
     parser.add_argument("--feed-only", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--edition", type=int, default=1)
+    parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
     Handler.count, Handler.feed_only, Handler.delay = args.articles, args.feed_only, args.delay
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    Handler.edition = args.edition
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"http://127.0.0.1:{server.server_address[1]}/", flush=True)
     server.serve_forever()
     return 0

@@ -17,6 +17,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from newscrawl.warc.reader import WarcArchive
 from newscrawl.warc.records import HEADERS_REMOVED, PROFILE_SERVER_NOT_MODIFIED, TRANSFER_DECODED, metadata_fields
+from tests.conftest import _free_port
 from tests.helpers import REPO, LOOPBACK_SITES, crawl, open_store, served, stats_of
 from tests.mocksite_warc import article_path, article_wire_bytes
 from tests.test_warc_writer import check, sha1_b32
@@ -172,6 +173,26 @@ def test_import_stores_the_same_articles_and_nodes(warc_crawl, tmp_path):
     assert int(stats["newscrawl/warcimport/answered"]) > COUNT
     assert "newscrawl/warcimport/missing" not in stats  # nothing asked for that was not archived
     assert "Traceback" not in proc.stderr
+
+
+def test_import_of_two_crawls_keeps_the_corrected_article_as_a_version(tmp_path):
+    port = str(_free_port())  # one site, the same URLs, corrected between the two crawls
+    for edition, now in ((1, RUNS[0]), (2, RUNS[1])):
+        with served("tests/mocksite_warc.py", "--articles", "3", "--edition", str(edition),
+                    "--port", port) as base:
+            crawl(["-a", f"start_urls={base}", "-a", f"now={now}"], tmp_path / "data",
+                  settings={"NEWSCRAWL_WARC_DIR": tmp_path / "warc", **NEVER_VERIFY})
+    corrected = base.rstrip("/") + article_path(0)
+    archive = WarcArchive(sorted((tmp_path / "warc").glob("*.warc.gz")))
+    assert len(archive.full_captures(corrected)) == 2  # the other articles: HEAD said unchanged
+    proc = run_import([tmp_path / "warc"], tmp_path / "imported")
+    assert int(stats_of(proc.stderr)["newscrawl/warcimport/later_captures"]) >= 1
+    for data in (tmp_path / "data", tmp_path / "imported"):
+        with open_store(data) as store:
+            versions = list(store.versions.find({"url": corrected}))
+            article = store.articles.find_one({"url": corrected})
+        assert len(versions) == 1, data
+        assert "Korrektur" in article["text"] and "Korrektur" not in versions[0]["text"], data
 
 
 def test_a_crawl_killed_with_kill_9_leaves_valid_files(tmp_path):

@@ -182,10 +182,15 @@ class WarcArchive:
             self.skipped["metadata_bad_json"] += 1
 
     # --- questions --------------------------------------------------------------------------
+    def full_captures(self, url: str) -> list[Capture]:
+        """The URL's ``response`` captures, oldest first (by ``WARC-Date``)."""
+        return sorted((c for c in self.captures.get(url, ()) if c.rec_type == "response"),
+                      key=lambda c: c.date)
+
     def last_full(self, url: str) -> Capture | None:
         """The URL's last ``response`` capture (by ``WARC-Date``), None without one."""
-        full = [c for c in self.captures.get(url, ()) if c.rec_type == "response"]
-        return max(full, key=lambda c: c.date) if full else None
+        full = self.full_captures(url)
+        return full[-1] if full else None
 
     def entries(self) -> list[str]:
         """Entry URLs of newscrawl crawls in the archive: pages whose metadata says depth 0
@@ -203,14 +208,17 @@ class WarcArchive:
                 out.append(url)
         return out
 
-    def answer(self, url: str) -> Answer | None:
-        """The HTTP answer of the URL's last full capture, None when it has none.
+    def answer(self, url: str, index: int | None = None) -> Answer | None:
+        """The HTTP answer of the URL's full capture number ``index`` (0 = the oldest; past
+        the last: the last), of its last one when ``index`` is None; None when it has none.
 
         Raises:
             OSError: its file cannot be read any more.
         """
-        capture = self.last_full(url)
-        return read_answer(capture) if capture is not None else None
+        full = self.full_captures(url)
+        if not full:
+            return None
+        return read_answer(full[-1] if index is None else full[min(index, len(full) - 1)])
 
 
 def read_answer(capture: Capture) -> Answer | None:
