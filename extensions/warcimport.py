@@ -52,6 +52,9 @@ class WarcImportExtension:
         self.served: set[str] = set()
         #: URL → the first page request that asked for it (for its later captures)
         self.first_requests: dict[str, Any] = {}
+        #: URL → the capture (0 = the oldest) its requests get in the current round: a HEAD
+        #: probe or a redirect of a later capture's request sees that capture too
+        self.current: dict[str, int] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> WarcImportExtension:

@@ -124,6 +124,8 @@ class WarcImportSpider(NewsSpider):
         known page (its crawl-state record: HEAD or conditional GET, change detection, versions),
         as a watched crawl's later visit is; without a record, the first request's callback and
         page context."""
+        assert self.source is not None
+        self.source.current[first.url] = index
         state = self.crawl_state
         record = state.get(self.page_fp(first.url)) if state is not None else None
         if state is not None and record and record.get("url") == first.url:
