@@ -365,6 +365,27 @@ NEWSCRAWL_WATCH_STALE_AFTER = 300.0
 #: (seconds).
 NEWSCRAWL_WATCH_CLAIM_TTL = 30.0
 
+# --- WARC archive and import (extensions/warc.py, middlewares/warc.py, pipelines/warc.py,
+# middlewares/warcreplay.py; ISO 28500, issue 24; docs/warc.md) ------------------------------
+#: Folder the crawl writes its WARC files to (``newscrawl crawl --warc DIR``); "" = no WARC.
+NEWSCRAWL_WARC_DIR = ""
+#: A WARC file is closed and a new one begun before it would grow past this size (bytes).
+NEWSCRAWL_WARC_MAX_BYTES = 1_000_000_000
+#: A WARC file is closed and a new one begun when it is this old (seconds).
+NEWSCRAWL_WARC_MAX_AGE = 3600.0
+#: gzip level of each record (0-9). zlib's default 6; on the corpus's pages (benchmarks/warc_cost.py)
+#: level 9 took 43 % more CPU for files 1 % smaller, level 1 42 % of level 6's CPU for files
+#: 18 % larger.
+NEWSCRAWL_WARC_GZIP_LEVEL = 6
+#: Host part of the file names (text); "" = this machine's host name.
+NEWSCRAWL_WARC_HOST = ""
+#: A ``metadata`` record (JSON: page context, weight, story, publication date, feed entry)
+#: after each page's response record.
+NEWSCRAWL_WARC_METADATA = True
+#: WARC files (comma-separated paths) an import crawl answers every request from, instead of
+#: the network (``newscrawl import``); "" = a normal crawl.
+NEWSCRAWL_WARC_IMPORT = ""
+
 # --- collection names ------------------------------------------------------------------------
 ARTICLES_COLLECTION = "articles"
 NODES_COLLECTION = "nodes"

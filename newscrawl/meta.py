@@ -90,10 +90,17 @@ OWN = "newscrawl_own"
 #: and keeps one back from classes 2-3 (:class:`~newscrawl.algorithms.watch.RateBudget`).
 DISPATCH = "newscrawl_dispatch"
 
+# --- WARC import (middlewares/warcreplay.py) -----------------------------------------------------
+#: str: ``WARC-Date`` of the archived capture that answered this request (an import crawl).
+WARC_DATE = "newscrawl_warc_date"
+#: int: which of the URL's archived captures answers this request (0 = the oldest; an import
+#: walks a URL's repeated captures in time order, so they become versions).
+WARC_CAPTURE = "newscrawl_warc_capture"
+
 #: Every key above (a key outside this tuple is a typo).
 ALL_KEYS = (ENTRY_URL, START_URL, DEPTH, LINK_CLASS, FEATURES, PARENT_WEIGHT, WEIGHT, REFERER,
             ROLE, FRAME_DEPTH, REVISIT, REVISIT_HOW, REVISIT_HEAD, PROBE, VERIFY, VISIT, LEASE,
-            SENT_AT, OWN, FEED_ENTRY, DISPATCH)
+            SENT_AT, OWN, FEED_ENTRY, DISPATCH, WARC_DATE, WARC_CAPTURE)
 
 #: Context field → meta key (the eight facts of :class:`PageContext`).
 _META_OF = {

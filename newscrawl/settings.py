@@ -56,6 +56,10 @@ DOWNLOADER_MIDDLEWARES = {
     # No request to private addresses: after HttpProxy (750, sets meta["proxy"]), last before
     # the download handler connects.
     "middlewares.destination.DestinationMiddleware": 760,
+    # WARC (NEWSCRAWL_WARC_DIR): first to see each answer as received, before decompression (590).
+    "middlewares.warc.WarcCaptureMiddleware": 990,
+    # WARC import (NEWSCRAWL_WARC_IMPORT): answers from the archive, before the destination check.
+    "middlewares.warcreplay.WarcReplayMiddleware": 755,
 }
 SPIDER_MIDDLEWARES = {
     "middlewares.linkclass.LinkClassificationMiddleware": 800,
@@ -70,6 +74,8 @@ ITEM_PIPELINES = {
     "pipelines.crawlstate.CrawlStatePipeline": 700,
     # story_id and minhash on articles (near-duplicates across sites), before storage.
     "pipelines.stories.StoryPipeline": 750,
+    # A WARC metadata record per page (NEWSCRAWL_WARC_DIR), once the story id is known.
+    "pipelines.warc.WarcMetadataPipeline": 790,
     "pipelines.mongo.MongoPipeline": 800,
 }
 # Run-wide objects, built before the engine and every middleware and pipeline (which reach them
@@ -88,6 +94,9 @@ EXTENSIONS = {
     "extensions.outcome.OutcomeExtension": 140,
     # A batch crawl's progress line every NEWSCRAWL_PROGRESS_INTERVAL seconds.
     "extensions.progress.ProgressExtension": 150,
+    # The run's WARC writer (NEWSCRAWL_WARC_DIR) and an import's archive (NEWSCRAWL_WARC_IMPORT).
+    "extensions.warc.WarcExtension": 152,
+    "extensions.warcimport.WarcImportExtension": 160,
 }
 # `scrapy crawl` exits non-zero when the run failed (newscrawl/outcome.py) and says why in one
 # line, also when it cannot start (bad argument, setting or seeds): newscrawl/commands/crawl.py.

@@ -83,7 +83,7 @@ class NewsSpider(scrapy.Spider):
         if isinstance(start_urls, (list, tuple)):
             start_urls = ",".join(start_urls)
         entries = parse_entries(start_urls, seeds)
-        if not entries.urls:
+        if not entries.urls and getattr(self, "requires_entries", True):  # spiders/warcimport.py
             raise ValueError(no_entry_message(entries.skipped))
         self.entry_urls = entries.urls
         #: entries skipped as unusable (stats ``newscrawl/seeds/skipped[_<reason>]``)
