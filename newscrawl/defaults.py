@@ -373,7 +373,7 @@ NEWSCRAWL_WARC_DIR = ""
 NEWSCRAWL_WARC_MAX_BYTES = 1_000_000_000
 #: A WARC file is closed and a new one begun when it is this old (seconds).
 NEWSCRAWL_WARC_MAX_AGE = 3600.0
-#: gzip level of each record (0-9). zlib's default 6; on the corpus's pages (benchmarks/warc_cost.py)
+#: gzip level of each record (levels 0-9). zlib's default 6; on the corpus's pages (benchmarks/warc_cost.py)
 #: level 9 took 43 % more CPU for files 1 % smaller, level 1 42 % of level 6's CPU for files
 #: 18 % larger.
 NEWSCRAWL_WARC_GZIP_LEVEL = 6
