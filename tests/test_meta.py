@@ -16,7 +16,8 @@ CTX = PageContext(entry_url="https://s.example/", start_url="https://s.example/p
 
 
 def test_keys_are_unique_and_keep_their_values():
-    assert len(set(meta.ALL_KEYS)) == len(meta.ALL_KEYS) == 22
+    assert len(set(meta.ALL_KEYS)) == len(meta.ALL_KEYS) == 23
+    assert meta.DISPATCH == "newscrawl_dispatch"
     assert all(key.startswith("newscrawl_") for key in meta.ALL_KEYS)
     assert (meta.REVISIT, meta.LEASE, meta.SENT_AT, meta.PROBE) == (
         "newscrawl_revisit", "newscrawl_lease", "newscrawl_sent_at", "newscrawl_probe")
