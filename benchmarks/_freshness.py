@@ -172,7 +172,8 @@ def score_window(articles: list[dict], requests: list[dict], rates: dict[tuple[s
 
     ``rates``: the true mean rate of each channel (articles per second), for the oracle;
     ``index_size``: the channel list length. The references poll from ``start`` at the
-    crawler's listing-request rate in ``[start, end]``. Returns medians (s) of discovery and
+    crawler's listing-request rate in ``[start, end]`` and stop at ``end`` as the crawler does
+    (an article no poll listed by then counts ∞ for every policy alike). Returns medians (s) of discovery and
     capture, p90s, ``discovered`` (articles listed by the end), ``fell_off`` (unseen and scrolled off by ``end``), ``pending`` (still listed,
     not fetched), ``listing_rate`` (visits/s), ``rr_median``, ``oracle_median``, ``judged``.
     """
@@ -209,13 +210,16 @@ def score_window(articles: list[dict], requests: list[dict], rates: dict[tuple[s
     keys = sorted(by_channel)
     rng = random.Random(seed + 1)
     rr_interval = len(keys) / listing_rate if listing_rate > 0 else math.inf
-    rr = {k: periodic(start, end + 600, rr_interval, i / len(keys)) for i, k in enumerate(keys)}
+    # The references poll in the crawler's own window only: a poller allowed to go on after the
+    # crawler stopped would discover the last minutes' articles the crawler could not.
+    rr = {k: [t for t in periodic(start, end, rr_interval, i / len(keys)) if t <= end]
+          for i, k in enumerate(keys)}
     if listing_rate > 0:
         alloc = sqrt_allocation({k: rates.get(k, 0.0) for k in keys}, listing_rate,
                                 min_interval=1e-3, max_interval=1e9)
     else:
         alloc = {k: math.inf for k in keys}
-    oracle = {k: periodic(start, end + 600, alloc[k], rng.random()) for k in keys}
+    oracle = {k: [t for t in periodic(start, end, alloc[k], rng.random()) if t <= end] for k in keys}
     return {
         "judged": len(judged), "discovered": sum(1 for x in disc if math.isfinite(x)),
         "disc_median": median(disc), "disc_p90": p90(disc),
