@@ -57,6 +57,9 @@ class NodeItem(_PageFields):
     link_counts = scrapy.Field()  # dict[str, int]: links per class on this page
     role_counts = scrapy.Field()  # dict[str, int]: {"node": n, "content": n}
     links = scrapy.Field()  # list[dict]: classified out-links (stored in the links collection)
+    #: str | None: why a page fetched as an article is stored as a node: soft_404, calendar,
+    #: archive, tag, author (newscrawl/algorithms/pagekind.py); None for channel pages
+    page_kind = scrapy.Field()
 
 
 class FeedItem(_PageFields):

@@ -31,6 +31,7 @@ from newscrawl import meta
 from newscrawl.algorithms.extraction import EMPTY_FIELDS, extract_article, sniff_html
 from newscrawl.algorithms.feedlinks import item_sources, source_role
 from newscrawl.algorithms.frontier import STRATEGIES
+from newscrawl.algorithms.pagekind import RepeatTracker, page_kind
 from newscrawl.algorithms.urls import host_of, registered_domain
 from newscrawl.crawlstate import RunClock, RunState, parse_whole_number
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
@@ -101,6 +102,10 @@ class NewsSpider(scrapy.Spider):
         self.clock = RunClock()
         self.crawl_state: RunState | None = None
         self._page_fp: PageFingerprint | None = None
+        #: the same page on many URLs of a site (soft 404s, pagekind.py); bounded
+        self.page_repeats = RepeatTracker()
+        #: page kinds already logged (each kind is logged once per run)
+        self._kinds_logged: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> NewsSpider:
@@ -280,6 +285,17 @@ class NewsSpider(scrapy.Spider):
                 stats.inc_value("newscrawl/extraction/dom_truncated")
             if not article.get("title") and hint.get("title"):  # the feed entry's title
                 article["title"] = hint["title"]
+            kind = self._page_kind(response.url, fields["site"], article, details)
+            if kind is not None:
+                stats.inc_value(f"newscrawl/extraction/{kind}")
+                if kind not in self._kinds_logged:
+                    self._kinds_logged.add(kind)
+                    logger.info("Not storing %s as an article: a %s page (counted in "
+                                "newscrawl/extraction/%s; further ones are not logged)",
+                                response.url, kind, kind)
+                yield NodeItem(kind="node", **{**fields, "title": article.get("title")},
+                               page_kind=kind)
+                return
             if not article.get("text"):
                 stats.inc_value("newscrawl/extraction/empty")
             elif not article.get("title"):
@@ -288,6 +304,15 @@ class NewsSpider(scrapy.Spider):
                 stats.inc_value("newscrawl/extraction/ok")
         yield ArticleItem(kind="article", **fields, **{k: article.get(k) for k in EMPTY_FIELDS},
                           sources=item_sources(self._record(response).get("sources")))
+
+    def _page_kind(self, url: str, site: str, article: dict, details: dict) -> str | None:
+        """The kind of a page fetched as an article when it is not one (pagekind.py), else None."""
+        title, text = article.get("title"), article.get("text")
+        kind = page_kind(url, title=title, text=text,
+                         article_markup=bool(details.get("article_markup")))
+        if kind is None and text and self.page_repeats.seen(site, url, title, text):
+            kind = "soft_404"
+        return kind
 
     def _record(self, response) -> dict:
         """The crawl-state record of the requested page ({} without one)."""

@@ -53,6 +53,7 @@ from urllib.parse import urljoin
 
 from newscrawl import defaults
 from newscrawl.algorithms.jsonld import ld_article as _ld_article
+from newscrawl.algorithms.pagekind import declares_article
 from newscrawl.algorithms.pubdate import parse_datetime, resolve_dates
 
 __all__ = [
@@ -518,6 +519,8 @@ def _extract(
         details["layout_tables"] = unwrapped
         details["title_candidates"] = _strip_suffixes(title_candidates, site_name)
         details["trafilatura_meta"] = trafilatura_meta
+        # the page declares itself an article (pagekind.page_kind: not an index page)
+        details["article_markup"] = ld is not None or declares_article(None, _meta(tree, "og:type"))
         details["published_local"] = resolution.local
         details["published_date_only"] = resolution.date_only
         details["date_candidates"] = resolution.candidates
