@@ -41,6 +41,9 @@ class ArticleItem(_PageFields):
     published = scrapy.Field()  # datetime (UTC) | None
     published_source = scrapy.Field()  # str | None: jsonld, og, meta, url, htmldate ... (pubdate.py)
     published_confidence = scrapy.Field()  # float 0..1 | None
+    #: str | None: ISO 8601 publication time in the publisher's UTC offset ("2024-10-01T09:30:00+02:00"),
+    #: or its day ("2024-10-01") for day-precision answers (pubdate.py, rule 5)
+    published_local = scrapy.Field()
     modified = scrapy.Field()  # datetime (UTC) | None: the page's own modification time
     authors = scrapy.Field()  # list[str]
     text = scrapy.Field()  # str: body text

@@ -384,3 +384,17 @@ def test_evidence_rules_on_real_pages(parts, url, fetched, day):
     local = details["published_local"]
     assert res["published"] is not None
     assert (local.date() if isinstance(local, datetime) else local) == day
+
+
+def test_a_utc_time_without_a_zone_takes_the_day_the_page_prints():
+    # mercurynews.com (set 06): datePublished 00:30 UTC, the byline's day the one before
+    tree = _tree(body="<p class='byline'>Published: January 16, 2023 at 4:30 p.m.</p>")
+    res = resolve_dates(tree, "https://www.example.com/letters-1119",
+                        ld={"datePublished": "2023-01-17T00:30:41Z"})
+    assert res.source == "jsonld" and res.published == datetime(2023, 1, 17, 0, 30, 41, tzinfo=UTC)
+    assert res.local.date() == date(2023, 1, 16) and res.local.astimezone(UTC) == res.published
+    # a printed day two days off is another date, not the zone's
+    tree = _tree(body="<p>Published: January 14, 2023</p>")
+    res = resolve_dates(tree, "https://www.example.com/letters-1119",
+                        ld={"datePublished": "2023-01-17T00:30:41Z"})
+    assert res.local.date() == date(2023, 1, 17)

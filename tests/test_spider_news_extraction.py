@@ -102,3 +102,15 @@ def test_the_same_page_on_three_urls_of_a_site_is_a_soft_404():
              .get("page_kind") for i in range(4)]
     assert kinds == [None, None, "soft_404", "soft_404"]
     assert spider.crawler.stats.get_value("newscrawl/extraction/soft_404") == 2
+
+
+def test_article_item_keeps_the_publishers_local_time():
+    spider = _spider({"NEWSCRAWL_EXTRACT_MAX_BYTES": 100_000})
+    html = ("<html><head><title>T</title>"
+            '<meta property="article:published_time" content="2024-10-01T09:30:00+02:00">'
+            "</head><body><article><h1>Titel</h1>"
+            + "".join(f"<p>Absatz {i} mit genug Text fuer die Extraktion des Artikels.</p>" for i in range(5))
+            + "</article></body></html>").encode()
+    item = _articles(spider, _response("https://www.heise.de/news/a-1.html", html))[0]
+    assert item["published_local"] == "2024-10-01T09:30:00+02:00"
+    assert item["published"] == dt.datetime(2024, 10, 1, 7, 30, tzinfo=dt.timezone.utc)

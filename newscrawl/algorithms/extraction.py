@@ -69,6 +69,7 @@ EMPTY_FIELDS: Final[dict[str, Any]] = {
     "published": None,
     "published_source": None,
     "published_confidence": None,
+    "published_local": None,
     "modified": None,
     "authors": [],
     "text": "",
@@ -432,7 +433,9 @@ def extract_article(
         datetimes; feed and sitemap dates may be timestamp strings).
     :returns: dict with keys ``title`` (str|None), ``published`` (aware UTC datetime|None),
         ``published_source`` (str|None: a key of :data:`newscrawl.algorithms.pubdate.CONFIDENCE`),
-        ``published_confidence`` (float 0..1|None), ``modified`` (aware UTC datetime|None),
+        ``published_confidence`` (float 0..1|None), ``published_local`` (str|None: ISO 8601, the
+        publication in the publisher's UTC offset, or its day for day-precision answers),
+        ``modified`` (aware UTC datetime|None),
         ``authors`` (list[str]), ``text`` (str, paragraphs separated by newlines; ``""`` when
         nothing was found), ``language`` (ISO 639-1 str|None), ``canonical_url`` (str|None),
         ``description`` (str|None).
@@ -481,6 +484,9 @@ def _extract(
     result["published"] = resolution.published
     result["published_source"] = resolution.source
     result["published_confidence"] = resolution.confidence if resolution.source else None
+    # the publisher's local time with its UTC offset, or its day (ISO 8601 str)
+    result["published_local"] = (resolution.local.isoformat()
+                                 if resolution.local is not None else None)
     result["modified"] = resolution.modified
     result["language"] = _language(tree, ld)
     result["canonical_url"] = _canonical(tree, url)

@@ -594,6 +594,20 @@ def resolve_dates(
                     None) or _publisher_offset([*cands, *modified_cands])
         if zone is not None:
             local = local.astimezone(zone)
+    if (url_day is None and extensive and tree is not None and isinstance(local, datetime)
+            and not local.utcoffset()):
+        # a UTC time and no zone anywhere: the day the page prints for its reader (a labelled
+        # date, else the byline's timestamp) decides the local day when it is the next or
+        # previous one (rule 5)
+        seen = next((c.day for c in cands if c.source in ("label", "text")), None)
+        if seen is None and not any(c.source in ("label", "text") for c in cands):
+            labelled = _labelled_date(_visible_text(tree, lists=True))
+            stamp = None if labelled else _text_timestamp(_visible_text(tree, lists=False))
+            seen = labelled or (stamp.date() if stamp else None)
+        if seen is not None and abs((seen - local.date()).days) == 1:
+            shown = _on_day(local, seen)
+            if shown.date() == seen:
+                local = shown
     if url_day is not None and isinstance(local, datetime) and local.date() != url_day:
         # a UTC instant the URL's day places in another zone: keep the instant, shown in the
         # whole-hour offset nearest to UTC that gives the URL's day (the true zone is unknown)
