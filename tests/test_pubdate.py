@@ -301,13 +301,17 @@ def test_abbr_date_published_is_read_from_its_title():
 
 def test_the_urls_day_bounds_markup_on_both_sides():
     url = "https://example.com/2024/09/30/story.html"
-    for ld in ("2024-09-27T10:00:00+02:00", "2024-10-04T10:00:00+02:00"):
+    for ld in ("2024-09-29T10:00:00+02:00", "2024-10-02T10:00:00+02:00"):
         res = resolve_dates(_tree(), url, ld={"datePublished": ld}, extensive=False)
         assert res.source == "url" and res.published.date() == date(2024, 9, 30), ld
         assert [c.source for c in res.rejected] == ["jsonld"]
-    # the page's own offset names the URL's day: kept with its time
-    res = resolve_dates(_tree(), url, ld={"datePublished": "2024-09-30T23:30:00+02:00"}, extensive=False)
-    assert res.source == "jsonld" and res.local.isoformat() == "2024-09-30T23:30:00+02:00"
+    # the page's own offset names the URL's day, or the next: kept with its time
+    for ld in ("2024-09-30T23:30:00+02:00", "2024-10-01T00:30:00+02:00"):
+        res = resolve_dates(_tree(), url, ld={"datePublished": ld}, extensive=False)
+        assert res.source == "jsonld" and res.local.isoformat() == ld
+    # a guess from the text must name the URL's day itself
+    res = resolve_dates(_tree(body="<div>2024-10-01 00:30</div>"), url)
+    assert res.source == "url" and "text" in {c.source for c in res.rejected}
 
 
 def test_a_utc_time_on_the_day_before_the_urls_day_is_shown_on_the_urls_day():

@@ -68,10 +68,11 @@ Rules, in order:
    machine-readable part alone (``<meta>``, attributes, scripts' JSON: the page without its
    visible text). Markup sources, feeds, sitemaps and labelled dates may name the fetch day.
 3. The URL's date bounds the publication (:func:`url_bounds`): the URL is written once, by the
-   publisher's CMS. A day in the URL: every candidate but the sitemap's must name that day — in
-   its own offset when it has a non-zero one, else in some real zone (a UTC ``Z`` time of the
-   evening before, in Sydney, is the URL's day); others are updates, related stories or clocks,
-   and the URL's own candidate (day precision) takes over. Feeds: of the 731 dated entries of
+   publisher's CMS. A day in the URL: every candidate but the sitemap's must name that day (page
+   markup and feeds: that day or the next, a story written in the evening and published after
+   midnight) — in its own offset when it has a non-zero one, else in some real zone (a UTC ``Z``
+   time of the evening before, in Sydney, is the URL's day); others are updates, related
+   stories or clocks, and the URL's own candidate (day precision) takes over. Feeds: of the 731 dated entries of
    corpus set 14 whose URL carries a day, 92 name a (UTC) day more than one day later, none
    earlier (CNN's edition feed re-dates old stories: ``/2013/05/01/…`` with a 2014 pubDate;
    ``benchmarks/extraction_quality.py`` prints the figure). A year and month only
@@ -449,18 +450,23 @@ def _in_bounds(c: Candidate, bounds: tuple[date, date] | None) -> bool:
     """Rule 3: the URL's day (or month) bounds every candidate but the sitemap's.
 
     A candidate with its own non-zero offset is judged by its local day; a UTC (or borrowed
-    UTC) timestamp by every day some real zone (UTC-12 .. UTC+14) shows for its instant; a bare
-    date by its day.
+    UTC) timestamp of the markup by every day some real zone (UTC-12 .. UTC+14) shows for its
+    instant; a bare date and a text guess by its day.
     """
     if bounds is None or c.source in ("url", "sitemap"):
         return True
     lo, hi = bounds
-    if lo != hi and c.source not in _GUESSES and c.source != "label":
+    if lo == hi and c.source not in _GUESSES and c.source != "label":
+        # a day: page markup and feeds may name the next one (a story written in the evening,
+        # its URL dated then, published after midnight); more than that is an update
+        hi = hi + timedelta(days=1)
+    elif c.source not in _GUESSES and c.source != "label":
         # a month only: page markup and feeds after it stand (an old story re-published:
         # der-postillon.com/2018/04/... carries datePublished 2024-04-25 in JSON-LD and
         # <time>, the day set 04 records); nothing is published before the URL was written
         hi = date.max - timedelta(days=1)
-    if isinstance(c.local, datetime) and not c.local.utcoffset():
+    if isinstance(c.local, datetime) and not c.local.utcoffset() and c.source not in _GUESSES:
+        # (a guess's wall clock is the day the page prints: judged by its day below)
         try:
             utc = c.utc.replace(tzinfo=None)
         except (OverflowError, ValueError):
@@ -608,7 +614,8 @@ def resolve_dates(
             shown = _on_day(local, seen)
             if shown.date() == seen:
                 local = shown
-    if url_day is not None and isinstance(local, datetime) and local.date() != url_day:
+    if (url_day is not None and isinstance(local, datetime) and local.date() != url_day
+            and not local.utcoffset()):
         # a UTC instant the URL's day places in another zone: keep the instant, shown in the
         # whole-hour offset nearest to UTC that gives the URL's day (the true zone is unknown)
         local = _on_day(local, url_day)
