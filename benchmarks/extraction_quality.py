@@ -79,6 +79,7 @@ from _targets import figure, target  # noqa: E402
 from middlewares.charset import CharsetMiddleware  # noqa: E402
 from newscrawl.algorithms.charset import decode_html  # noqa: E402
 from newscrawl.algorithms.extraction import MODES, extract_article, parse_datetime  # noqa: E402
+from newscrawl.algorithms.pagekind import index_kind, page_kind  # noqa: E402
 from newscrawl.algorithms.textcompare import (  # noqa: E402
     body_matches,
     normalize_space,
@@ -190,6 +191,17 @@ def load_set12(corpus: Path) -> list[dict[str, Any]]:
     return items
 
 
+def article_url_labels(corpus: Path) -> list[tuple[bool, str]]:
+    """(URL is an article, URL) of set 08's ``test_urls.txt``."""
+    path = corpus / SET08 / "test_urls.txt"
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        label, _, url = line.strip().partition(" ")
+        if url:
+            out.append((label == "1", url.strip()))
+    return out
+
+
 def pubdate_url_labels(corpus: Path) -> list[tuple[bool, str]]:
     """(URL carries its date, URL) of set 08's ``test_urls_pubdate.txt``."""
     path = corpus / SET08 / "test_urls_pubdate.txt"
@@ -291,9 +303,11 @@ def run_newscrawl(raw: bytes, item: dict[str, Any], mode: str) -> dict[str, Any]
     res = extract_article(html, item["url"], mode=mode, fetched_at=_fetched_at(item.get("fetched_at")),
                           _details=details)
     local = details.get("published_local", res["published"])
+    kind = page_kind(item["url"], title=res["title"], text=res["text"],
+                     article_markup=bool(details.get("article_markup")))
     return {"text": res["text"], "title": res["title"], "date": local,
             "date_only": bool(details.get("published_date_only")),
-            "source": res.get("published_source")}
+            "source": res.get("published_source"), "kind": kind}
 
 
 def run_trafilatura(raw: bytes, item: dict[str, Any]) -> dict[str, Any]:
@@ -368,6 +382,8 @@ def evaluate(args: tuple[dict[str, Any], str]) -> dict[str, Any]:
         row["wrong"] = res["date"] is not None and not ok
         row["given"] = str(res["date"]) if res["date"] is not None else None
         row["source"] = res.get("source")
+        if tool == "newscrawl":
+            row["kind"] = res.get("kind")
         out[tool] = row
     out["gt_date"] = item.get("date")
     return out
@@ -573,6 +589,24 @@ def main(argv: list[str] | None = None) -> int:
     overall = summaries[("all", "newscrawl")]
     if "wrong" in overall:
         target(f"extraction_quality wrong dates, all sets ({size})", overall["wrong"], "<=", 0.03, digits=3)
+    # Page kinds (newscrawl/algorithms/pagekind.py): every page of these sets is an article, so
+    # each kind given is a false positive (an article the crawl would store as a node).
+    kinded = [r for r in all_rows if r["newscrawl"].get("kind")]
+    target(f"extraction_quality article pages given a non-article page kind, all sets ({size})",
+           len(kinded), "<=", 0)
+    for r in kinded:
+        print(f"  kind {r['newscrawl']['kind']} on article {r['set']} {Path(r['path']).name}")
+    if (args.corpus / SET08 / "test_urls.txt").is_file():
+        url_labels = article_url_labels(args.corpus)
+        wrong = [u for lab, u in url_labels if lab and index_kind(u)]
+        flagged = [f"{index_kind(u)} {u}" for lab, u in url_labels if not lab and index_kind(u)]
+        target("extraction_quality article URLs of set 08 test_urls.txt named an index page",
+               len(wrong), "<=", 0)
+        figure("extraction_quality non-article URLs of set 08 test_urls.txt named an index page "
+               "(the rest are other pages: home, sections, service)",
+               f"{len(flagged)}/{sum(not lab for lab, _ in url_labels)}")
+        for u in wrong + flagged:
+            print(f"  index_kind {u}")
     labels = pubdate_url_labels(args.corpus)
     if labels:
         from newscrawl.algorithms.pubdate import date_from_url

@@ -41,6 +41,9 @@ class ArticleItem(_PageFields):
     published = scrapy.Field()  # datetime (UTC) | None
     published_source = scrapy.Field()  # str | None: jsonld, og, meta, url, htmldate ... (pubdate.py)
     published_confidence = scrapy.Field()  # float 0..1 | None
+    #: str | None: ISO 8601 publication time in the publisher's UTC offset ("2024-10-01T09:30:00+02:00"),
+    #: or its day ("2024-10-01") for day-precision answers (pubdate.py, rule 5)
+    published_local = scrapy.Field()
     modified = scrapy.Field()  # datetime (UTC) | None: the page's own modification time
     authors = scrapy.Field()  # list[str]
     text = scrapy.Field()  # str: body text
@@ -57,6 +60,9 @@ class NodeItem(_PageFields):
     link_counts = scrapy.Field()  # dict[str, int]: links per class on this page
     role_counts = scrapy.Field()  # dict[str, int]: {"node": n, "content": n}
     links = scrapy.Field()  # list[dict]: classified out-links (stored in the links collection)
+    #: str | None: why a page fetched as an article is stored as a node: soft_404, calendar,
+    #: archive, tag, author (newscrawl/algorithms/pagekind.py); None for channel pages
+    page_kind = scrapy.Field()
 
 
 class FeedItem(_PageFields):

@@ -5,11 +5,11 @@ Usage::
     scrapy crawl news -a start_urls=https://www.heise.de/,https://www.zeit.de/index
     scrapy crawl news -a seeds=seeds.txt -a depth=2 -a strategy=best
 
-The spider only fetches and describes pages. Links are extracted and classified by
-:class:`middlewares.linkclass.LinkClassificationMiddleware`, which turns each :class:`NodeItem`'s
-links into requests back to :meth:`NewsSpider.parse_node` (node links) and
-:meth:`NewsSpider.parse_article` (content links). Entry URLs are parsed by
-:mod:`newscrawl.seeds`; the requests of re-runs are built in :mod:`spiders.requests`.
+The spider only fetches and describes pages; :class:`middlewares.linkclass.
+LinkClassificationMiddleware` turns each :class:`NodeItem`'s links into requests back to
+:meth:`NewsSpider.parse_node` / :meth:`NewsSpider.parse_article`. Entry URLs: :mod:`newscrawl.
+seeds`; re-run requests: :mod:`spiders.requests`. A page fetched as an article that is not one
+(:mod:`newscrawl.algorithms.pagekind`) becomes a node with its ``page_kind``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from newscrawl import meta
 from newscrawl.algorithms.extraction import EMPTY_FIELDS, extract_article, sniff_html
 from newscrawl.algorithms.feedlinks import item_sources, source_role
 from newscrawl.algorithms.frontier import STRATEGIES
+from newscrawl.algorithms.pagekind import PageKinds
 from newscrawl.algorithms.urls import host_of, registered_domain
 from newscrawl.crawlstate import RunClock, RunState, parse_whole_number
 from newscrawl.fingerprint import PageFingerprint, page_fingerprint
@@ -95,12 +96,12 @@ class NewsSpider(scrapy.Spider):
         # Set by open_run() from the settings and the run.
         self.max_depth: int = self._depth_arg if self._depth_arg is not None else 0
         self.strategy: str = self._strategy_arg or "bfs"
-        self.extract_max_bytes = 0
-        self.extract_thread_bytes = 0
+        self.extract_max_bytes = self.extract_thread_bytes = 0
         self.feeds_enabled = False
         self.clock = RunClock()
         self.crawl_state: RunState | None = None
         self._page_fp: PageFingerprint | None = None
+        self.page_kinds = PageKinds()  # pages fetched as articles that are not (pagekind.py)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> NewsSpider:
@@ -109,14 +110,12 @@ class NewsSpider(scrapy.Spider):
         return spider
 
     def open_run(self, spider: Any = None) -> None:
-        """Read the settings and take the run's clock, page fingerprint and crawl state
-        (``spider_opened``).
+        """Read the settings; take the run's clock, page fingerprint, crawl state (spider_opened).
 
         Raises:
             CloseSpider: a bad ``NEWSCRAWL_DEPTH`` / ``NEWSCRAWL_STRATEGY`` (logged).
         """
-        crawler = self.crawler
-        settings = crawler.settings
+        crawler, settings = self.crawler, self.crawler.settings
         try:
             self.max_depth = self._depth_arg if self._depth_arg is not None else parse_depth(
                 settings.get("NEWSCRAWL_DEPTH"))
@@ -128,10 +127,8 @@ class NewsSpider(scrapy.Spider):
         self.extract_thread_bytes = settings.getint("NEWSCRAWL_EXTRACT_THREAD_BYTES")
         self.feeds_enabled = settings.getbool("NEWSCRAWL_FEEDS_ENABLED")
         self._page_fp = page_fingerprint(crawler)
-        run = crawler.get_extension(CrawlStateExtension)
-        if run is not None:
-            self.clock = run.state.clock
-            self.crawl_state = run.state if run.revisit else None
+        if (run := crawler.get_extension(CrawlStateExtension)) is not None:
+            self.clock, self.crawl_state = run.state.clock, run.state if run.revisit else None
 
     def page_fp(self, url: str) -> str:
         """The page fingerprint of ``url`` (the crawler's; see :mod:`newscrawl.fingerprint`).
@@ -144,9 +141,8 @@ class NewsSpider(scrapy.Spider):
         return self._page_fp(url)
 
     def _count_skip(self, skip: SkippedEntry) -> None:
-        stats = self.crawler.stats
-        stats.inc_value("newscrawl/seeds/skipped")
-        stats.inc_value(f"newscrawl/seeds/skipped_{skip.reason}")
+        for key in ("newscrawl/seeds/skipped", f"newscrawl/seeds/skipped_{skip.reason}"):
+            self.crawler.stats.inc_value(key)
 
     def _log_start(self) -> None:
         """The effective depth, strategy, budget and store of the run, in one line."""
@@ -157,9 +153,8 @@ class NewsSpider(scrapy.Spider):
                 return f"-a {name.removeprefix('NEWSCRAWL_').lower()}"
             return name if (settings.getpriority(name) or 0) > 0 else f"{name} default"
 
-        run = self.crawler.get_extension(CrawlStateExtension)
+        run, store = self.crawler.get_extension(CrawlStateExtension), self.crawler.get_extension(StoreExtension)
         budget = run.state.budget if run is not None else None
-        store = self.crawler.get_extension(StoreExtension)
         logger.info("Crawl of %d entr%s (%d skipped): depth %d (%s), strategy %s (%s), budget %s, "
                     "store: %s", len(self.entry_urls), "y" if len(self.entry_urls) == 1 else "ies",
                     len(self.skipped_entries), self.max_depth,
@@ -202,17 +197,10 @@ class NewsSpider(scrapy.Spider):
     def _page_fields(self, response) -> dict:
         url = response.url
         host = host_of(url)
-        return {
-            "url": url,
-            "fp": self.page_fp(url),
-            "site": registered_domain(host),
-            "host": host,
-            **PageContext.from_meta(response.meta).to_item(),
-            "role": response.meta.get(meta.ROLE),
-            "status": response.status,
-            "encoding": getattr(response, "encoding", None),
-            "fetched_at": self.clock.utcnow(),
-        }
+        return {"url": url, "fp": self.page_fp(url), "site": registered_domain(host), "host": host,
+                **PageContext.from_meta(response.meta).to_item(), "role": response.meta.get(meta.ROLE),
+                "status": response.status, "encoding": getattr(response, "encoding", None),
+                "fetched_at": self.clock.utcnow()}
 
     def _skip_non_html(self, response) -> bool:
         """True (counted, logged) for responses that are not HTML: images, PDFs, feeds, and
@@ -280,6 +268,15 @@ class NewsSpider(scrapy.Spider):
                 stats.inc_value("newscrawl/extraction/dom_truncated")
             if not article.get("title") and hint.get("title"):  # the feed entry's title
                 article["title"] = hint["title"]
+            kind, first = self.page_kinds.judge(response.url, fields["site"], article.get("title"),
+                                                article.get("text"), bool(details.get("article_markup")))
+            if kind is not None:
+                stats.inc_value(f"newscrawl/extraction/{kind}")
+                if first:
+                    logger.info("Not storing %s as an article: a %s page (newscrawl/extraction/%s;"
+                                " further ones are not logged)", response.url, kind, kind)
+                yield NodeItem(kind="node", **{**fields, "title": article.get("title")}, page_kind=kind)
+                return
             if not article.get("text"):
                 stats.inc_value("newscrawl/extraction/empty")
             elif not article.get("title"):

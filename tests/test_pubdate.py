@@ -12,7 +12,7 @@ import pytest
 from lxml import html as lxml_html
 
 from newscrawl.algorithms.extraction import extract_article
-from newscrawl.algorithms.pubdate import date_from_url, resolve_dates
+from newscrawl.algorithms.pubdate import date_from_url, parse_datetime, resolve_dates, url_bounds
 from tests.conftest import shared_path
 
 UTC = timezone.utc
@@ -257,3 +257,148 @@ def test_an_ambiguous_spanish_byline_is_not_read_month_first():
     assert "02/12/2024" in html
     stamp = _text_timestamp(_visible_text(lxml_html.document_fromstring(html), lists=False))
     assert stamp is None or stamp.date() != date(2024, 2, 12)
+
+
+# --- dates that respect their evidence (issue 23, item 2) ------------------------------------
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("https://example.com/politik/2024/09/30/wahl.html", (date(2024, 9, 30), date(2024, 9, 30))),
+    ("https://blog.example.com/2012/10/some-post.html", (date(2012, 10, 1), date(2012, 10, 31))),
+    ("https://prachatai.com/journal/2020/06/88083", (date(2020, 6, 1), date(2020, 6, 30))),
+    ("https://example.com/2024/02/", (date(2024, 2, 1), date(2024, 2, 29))),
+    ("https://example.com/2023-12/recap", (date(2023, 12, 1), date(2023, 12, 31))),
+    ("https://example.com/news/123456", None),
+    ("https://example.com/a?month=2024/05", None),
+    ("", None),
+])
+def test_url_bounds(url, expected):
+    assert url_bounds(url) == expected
+
+
+@pytest.mark.parametrize("value", ["10:52", "10:52 Uhr", "5:54:13 AM", "March", "Monday"])
+def test_a_time_or_part_of_a_date_is_no_timestamp(value):
+    # dateutil fills the missing parts from today: "10:52" became the fetch day at 10:52
+    assert parse_datetime(value) is None
+
+
+def test_a_time_without_a_date_never_takes_the_fetch_day():
+    fetched = datetime(2013, 7, 2, 9, 0, tzinfo=UTC)
+    tree = _tree('<meta name="date" content="10:52">', '<span itemprop="datePublished">10:52</span>')
+    res = resolve_dates(tree, "https://blog.example.com/2012/10/a-post.html", fetched_at=fetched,
+                        extensive=False)
+    assert res.published is None
+
+
+def test_abbr_date_published_is_read_from_its_title():
+    tree = _tree(body='<abbr itemprop="datePublished" title="2017-09-09T10:52:00+02:00">10:52</abbr>')
+    res = resolve_dates(tree, "https://example.de/a", fetched_at=datetime(2019, 1, 1, tzinfo=UTC),
+                        extensive=False)
+    assert res.source == "microdata"
+    assert res.published == datetime(2017, 9, 9, 8, 52, tzinfo=UTC)
+    assert res.local.isoformat() == "2017-09-09T10:52:00+02:00"
+
+
+def test_the_urls_day_bounds_markup_on_both_sides():
+    url = "https://example.com/2024/09/30/story.html"
+    for ld in ("2024-09-29T10:00:00+02:00", "2024-10-02T10:00:00+02:00"):
+        res = resolve_dates(_tree(), url, ld={"datePublished": ld}, extensive=False)
+        assert res.source == "url" and res.published.date() == date(2024, 9, 30), ld
+        assert [c.source for c in res.rejected] == ["jsonld"]
+    # the page's own offset names the URL's day, or the next: kept with its time
+    for ld in ("2024-09-30T23:30:00+02:00", "2024-10-01T00:30:00+02:00"):
+        res = resolve_dates(_tree(), url, ld={"datePublished": ld}, extensive=False)
+        assert res.source == "jsonld" and res.local.isoformat() == ld
+    # a guess from the text must name the URL's day itself
+    res = resolve_dates(_tree(body="<div>2024-10-01 00:30</div>"), url)
+    assert res.source == "url" and "text" in {c.source for c in res.rejected}
+
+
+def test_a_utc_time_on_the_day_before_the_urls_day_is_shown_on_the_urls_day():
+    # nine.com.au (set 04): /...-20260701-p60bhj.html, datePublished 2026-06-30T16:34:54Z
+    res = resolve_dates(_tree(), "https://www.nine.com.au/world-news/x-20260701-p60bhj.html",
+                        ld={"datePublished": "2026-06-30T16:34:54Z"}, extensive=False)
+    assert res.source == "jsonld" and res.published == datetime(2026, 6, 30, 16, 34, 54, tzinfo=UTC)
+    assert isinstance(res.local, datetime) and res.local.date() == date(2026, 7, 1)
+    assert res.local.astimezone(UTC) == res.published  # the instant is kept
+
+
+def test_the_urls_month_bounds_guesses_and_earlier_markup():
+    url = "https://blog.example.com/2012/10/a-post.html"
+    fetched = datetime(2013, 7, 2, 9, 0, tzinfo=UTC)
+    # a byline-like timestamp outside the month (a header clock): rejected
+    tree = _tree(body="<div>2013-06-30 08:15</div>")
+    res = resolve_dates(tree, url, fetched_at=fetched)
+    assert res.published is None or res.published.date() != date(2013, 6, 30)
+    # markup before the month: rejected
+    res = resolve_dates(_tree(), url, ld={"datePublished": "2012-09-15T10:00:00+02:00"},
+                        fetched_at=fetched, extensive=False)
+    assert res.published is None and res.rejected[0].source == "jsonld"
+    # markup after the month stands (a re-published story)
+    res = resolve_dates(_tree(), url, ld={"datePublished": "2013-04-25T08:18:00+02:00"},
+                        fetched_at=fetched, extensive=False)
+    assert res.source == "jsonld" and res.published.date() == date(2013, 4, 25)
+
+
+def test_the_fetch_day_is_a_publication_date_only_when_markup_says_so():
+    fetched = datetime(2013, 7, 2, 9, 0, tzinfo=UTC)
+    url = "https://news.example.ru/politics/12345"
+    header_clock = "<div class='top'>2 июля 2013</div><div>2013-07-02 11:40</div>"
+    res = resolve_dates(_tree(body=header_clock), url, fetched_at=fetched)
+    assert res.published is None or res.published.date() != date(2013, 7, 2)
+    assert "text" in {c.source for c in res.rejected}
+    # the same day in the page's JSON-LD is the publisher's word
+    res = resolve_dates(_tree(body=header_clock), url, fetched_at=fetched,
+                        ld={"datePublished": "2013-07-02T11:40:00+04:00"})
+    assert res.source == "jsonld" and res.published.date() == date(2013, 7, 2)
+    # and so is a labelled date ("Published: ...")
+    res = resolve_dates(_tree(body="<p>Published: July 2, 2013</p>"), url, fetched_at=fetched)
+    assert res.source == "label" and res.published.date() == date(2013, 7, 2)
+    # the fetch day in the URL too
+    res = resolve_dates(_tree(body=header_clock), "https://news.example.ru/2013/07/02/x",
+                        fetched_at=fetched)
+    assert res.published.date() == date(2013, 7, 2)
+
+
+def test_a_utc_winner_is_shown_in_the_publishers_offset_from_the_modified_time():
+    tree = _tree('<meta property="article:modified_time" content="2019-10-20T09:00:00+02:00">')
+    res = resolve_dates(tree, "https://example.at/a", ld={"datePublished": "2019-10-18T22:04:00Z"},
+                        extensive=False)
+    assert res.published == datetime(2019, 10, 18, 22, 4, tzinfo=UTC)
+    assert res.local.isoformat() == "2019-10-19T00:04:00+02:00"
+
+
+@pytest.mark.parametrize("parts, url, fetched, day", [
+    # /2018/04/ in the URL, datePublished 2024-04-25 in JSON-LD and <time>: a re-published story
+    (("de", "Postillon_2024_04_25.html.gz"), "https://www.der-postillon.com/2018/04/ostsee-krokodil.html",
+     datetime(2024, 4, 25, 11, 2, 43, tzinfo=UTC), date(2024, 4, 25)),
+    # fetched on its publication day; the date only in markup htmldate reads (not JSON-LD / OG)
+    (("de", "BoersenZeitung_2024_10_23.html.gz"),
+     "https://www.boersen-zeitung.de/kapitalmaerkte/steigende-us-zinsen-setzen-dax-zu",
+     datetime(2024, 10, 23, 23, 15, 1, tzinfo=UTC), date(2024, 10, 23)),
+    # UTC datePublished the evening before the URL's day (Sydney)
+    (("au", "NineNews_2026_07_04.html.gz"), "https://www.nine.com.au/world-news/usa/supreme-court-"
+     "upholds-birthright-citizenship-rejecting-trump-s-proposed-limits-20260701-p60bhj.html",
+     datetime(2026, 7, 4, 18, 13, 44, tzinfo=UTC), date(2026, 7, 1)),
+])
+def test_evidence_rules_on_real_pages(parts, url, fetched, day):
+    html = _page("04_fundus_multilingual_articles_gt", *parts)
+    details: dict = {}
+    res = extract_article(html, url, fetched_at=fetched, _details=details)
+    local = details["published_local"]
+    assert res["published"] is not None
+    assert (local.date() if isinstance(local, datetime) else local) == day
+
+
+def test_a_utc_time_without_a_zone_takes_the_day_the_page_prints():
+    # mercurynews.com (set 06): datePublished 00:30 UTC, the byline's day the one before
+    tree = _tree(body="<p class='byline'>Published: January 16, 2023 at 4:30 p.m.</p>")
+    res = resolve_dates(tree, "https://www.example.com/letters-1119",
+                        ld={"datePublished": "2023-01-17T00:30:41Z"})
+    assert res.source == "jsonld" and res.published == datetime(2023, 1, 17, 0, 30, 41, tzinfo=UTC)
+    assert res.local.date() == date(2023, 1, 16) and res.local.astimezone(UTC) == res.published
+    # a printed day two days off is another date, not the zone's
+    tree = _tree(body="<p>Published: January 14, 2023</p>")
+    res = resolve_dates(tree, "https://www.example.com/letters-1119",
+                        ld={"datePublished": "2023-01-17T00:30:41Z"})
+    assert res.local.date() == date(2023, 1, 17)

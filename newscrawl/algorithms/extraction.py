@@ -53,6 +53,7 @@ from urllib.parse import urljoin
 
 from newscrawl import defaults
 from newscrawl.algorithms.jsonld import ld_article as _ld_article
+from newscrawl.algorithms.pagekind import declares_article
 from newscrawl.algorithms.pubdate import parse_datetime, resolve_dates
 
 __all__ = [
@@ -68,6 +69,7 @@ EMPTY_FIELDS: Final[dict[str, Any]] = {
     "published": None,
     "published_source": None,
     "published_confidence": None,
+    "published_local": None,
     "modified": None,
     "authors": [],
     "text": "",
@@ -431,7 +433,9 @@ def extract_article(
         datetimes; feed and sitemap dates may be timestamp strings).
     :returns: dict with keys ``title`` (str|None), ``published`` (aware UTC datetime|None),
         ``published_source`` (str|None: a key of :data:`newscrawl.algorithms.pubdate.CONFIDENCE`),
-        ``published_confidence`` (float 0..1|None), ``modified`` (aware UTC datetime|None),
+        ``published_confidence`` (float 0..1|None), ``published_local`` (str|None: ISO 8601, the
+        publication in the publisher's UTC offset, or its day for day-precision answers),
+        ``modified`` (aware UTC datetime|None),
         ``authors`` (list[str]), ``text`` (str, paragraphs separated by newlines; ``""`` when
         nothing was found), ``language`` (ISO 639-1 str|None), ``canonical_url`` (str|None),
         ``description`` (str|None).
@@ -480,6 +484,9 @@ def _extract(
     result["published"] = resolution.published
     result["published_source"] = resolution.source
     result["published_confidence"] = resolution.confidence if resolution.source else None
+    # the publisher's local time with its UTC offset, or its day (ISO 8601 str)
+    result["published_local"] = (resolution.local.isoformat()
+                                 if resolution.local is not None else None)
     result["modified"] = resolution.modified
     result["language"] = _language(tree, ld)
     result["canonical_url"] = _canonical(tree, url)
@@ -518,6 +525,8 @@ def _extract(
         details["layout_tables"] = unwrapped
         details["title_candidates"] = _strip_suffixes(title_candidates, site_name)
         details["trafilatura_meta"] = trafilatura_meta
+        # the page declares itself an article (pagekind.page_kind: not an index page)
+        details["article_markup"] = ld is not None or declares_article(None, _meta(tree, "og:type"))
         details["published_local"] = resolution.local
         details["published_date_only"] = resolution.date_only
         details["date_candidates"] = resolution.candidates

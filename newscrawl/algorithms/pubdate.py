@@ -41,8 +41,8 @@ source         conf  where
 =============  ====  ===========================================================================
 
 ``label``, ``text`` and ``htmldate`` are looked for only when no other candidate of confidence
-≥ 0.8 was found (they cost a text scan and about 15 ms). They are guesses from the page's text,
-and each leaves out what names the date of *another* page: links and list items (related
+≥ 0.8 is left after the bounds of rules 2 and 3 (they cost a text scan and about 15 ms). They
+are guesses from the page's text, and each leaves out what names the date of *another* page: links and list items (related
 stories, lists of recent comments) for ``text``, link targets (``/news/20190619/...`` of a
 related story) for htmldate; ``label`` needs a publication label, so a teaser's bare date in a
 ``<span class="date">`` (the one htmldate took on a DW page) does not count.
@@ -51,26 +51,46 @@ Rules, in order:
 
 1. A timestamp without UTC offset borrows the offset of a candidate with one (the one with the
    same wall-clock minute if any, else the first); with none it is UTC. A bare date counts as
-   its day (midnight UTC when it wins) and gives way to a timed candidate of the same day.
+   its day (midnight UTC when it wins) and gives way to a timed candidate of the same day. A
+   value without year, month and day is no timestamp: ``10:52`` is not read as today at 10:52
+   (dateutil fills missing parts from the current date; :func:`parse_datetime` refuses them).
+   ``<abbr itemprop="datePublished" title="2017-09-09T10:52:00+02:00">10:52</abbr>`` is read from
+   its ``title``.
 2. Bounds from the crawl: no candidate after ``fetched_at`` (an article cannot be published
    after the crawler first fetched it; a slack of one hour for timestamps, of 14 hours for bare
    dates, whose day may be ahead of UTC), none before 1995, and none more than ``max_link_lag``
    before ``first_linked_at`` (when the URL first appeared on a channel page the crawl had
    watched before without it). Rejected candidates are reported in ``rejected``.
-3. The URL's date is the publisher's own record of the day: a page-markup or feed candidate
-   more than one day *after* it is an update time, not the publication, and gives way to the
-   URL's day (the markup candidate that falls on that day, if any, supplies the time). Feeds:
-   of the 731 dated entries of corpus set 14 whose URL carries a day, 92 name a (UTC) day more
-   than one day later, none earlier (CNN's edition feed re-dates old stories: ``/2013/05/01/…``
-   with a 2014 pubDate; ``benchmarks/extraction_quality.py`` prints the figure).
-   A news sitemap's ``publication_date`` is not overruled (the spec defines it as the first
-   publication).
+   2b. The fetch day (in any zone, UTC-12 .. UTC+14 of ``fetched_at``) is a publication date only
+   when the page's markup says so: a guess from the text (``text``, ``time_other``, ``htmldate``)
+   naming it is rejected (a header bar's "today" dated every page of a Russian site on its
+   capture day) unless the URL names that day too, or htmldate finds the same day in the page's
+   machine-readable part alone (``<meta>``, attributes, scripts' JSON: the page without its
+   visible text). Markup sources, feeds, sitemaps and labelled dates may name the fetch day.
+3. The URL's date bounds the publication (:func:`url_bounds`): the URL is written once, by the
+   publisher's CMS. A day in the URL: every candidate but the sitemap's must name that day (page
+   markup and feeds: that day or the next, a story written in the evening and published after
+   midnight) — in its own offset when it has a non-zero one, else in some real zone (a UTC ``Z``
+   time of the evening before, in Sydney, is the URL's day); others are updates, related
+   stories or clocks, and the URL's own candidate (day precision) takes over. Feeds: of the 731 dated entries of
+   corpus set 14 whose URL carries a day, 92 name a (UTC) day more than one day later, none
+   earlier (CNN's edition feed re-dates old stories: ``/2013/05/01/…`` with a 2014 pubDate;
+   ``benchmarks/extraction_quality.py`` prints the figure). A year and month only
+   (``/2012/10/slug``): guesses and labels must fall in that month; markup and feeds must not be
+   before it (a later one stands: der-postillon.com re-publishes ``/2018/04/…`` stories with a
+   2024 ``datePublished``, the date set 04 records). A news sitemap's ``publication_date`` is
+   not bounded (the spec defines it as the first publication).
 4. The highest confidence wins; the winner gains 0.05 for each other source that names the same
    day (±1 day: time zones), and loses 0.2 when a source of confidence ≥ 0.8 names another day.
+5. The publisher's local day: a UTC winner is shown in the offset of another candidate naming the
+   same instant, else in the first non-zero offset the page's markup gives anywhere (its
+   modification time included); when the URL names a day and the winner's shown day is not it,
+   the instant is shown in the whole-hour offset nearest to UTC that gives the URL's day (the
+   true zone is unknown; the instant is exact).
 
 The result's ``published`` is an aware UTC datetime; ``local`` keeps the offset the page gave
-(or a :class:`~datetime.date` for day-precision answers; a UTC winner is shown in the offset of
-another candidate naming the same instant), so the day a reader of the page sees is known.
+(or a :class:`~datetime.date` for day-precision answers; rule 5 for UTC winners), so the day a
+reader of the page sees is known.
 """
 
 from __future__ import annotations
@@ -85,7 +105,7 @@ from typing import Any, Final
 from newscrawl.algorithms.jsonld import ld_article
 
 __all__ = ["CONFIDENCE", "Candidate", "Resolution", "date_from_url", "parse_datetime",
-           "resolve_dates"]
+           "resolve_dates", "url_bounds"]
 
 #: Base confidence of each source (see the module docstring); the order breaks ties.
 CONFIDENCE: Final[dict[str, float]] = {
@@ -138,7 +158,8 @@ _LABELLED_DATE: Final = re.compile(
 )
 
 # <meta> names / properties of the publication time, by source.
-_OG_META: Final = ("article:published_time", "og:article:published_time", "og:published_time")
+_OG_META: Final = ("article:published_time", "og:article:published_time", "og:published_time",
+                   "article:published:time")
 _OTHER_META: Final = (
     "datepublished", "date", "pubdate", "publishdate", "publish-date", "publish_date",
     "publication_date", "dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date",
@@ -159,6 +180,15 @@ _URL_DATE: Final = re.compile(
     r"(?:(?P<s>[/_.-])(?P<m>0?[1-9]|1[0-2])(?:(?P=s)|/)(?P<d>0?[1-9]|[12][0-9]|3[01])"
     r"|(?P<m2>0[1-9]|1[0-2])(?P<d2>0[1-9]|[12][0-9]|3[01]))(?![0-9])"
 )
+#: A year and month in the URL path without a day (``/2012/10/slug``, ``/2020-06/``).
+_URL_MONTH: Final = re.compile(
+    r"/(?P<y>199[5-9]|20[0-9]{2})[/-](?P<m>0?[1-9]|1[0-2])(?=/|\.html?$|$)")
+#: Guesses from the page's text without a publication label (not its markup): never the fetch
+#: day on their own word (a labelled date, ``Published: ...``, is the page's own statement).
+_GUESSES: Final = frozenset({"text", "htmldate", "time_other"})
+#: How far a zone's day may lie from the UTC day: UTC-12 .. UTC+14.
+_WEST: Final = timedelta(hours=12)
+_EAST: Final = timedelta(hours=14)
 # Zone abbreviations seen in publishers' timestamps (seconds east of UTC).
 _TZ_ABBREVIATIONS: Final[dict[str, int]] = {
     "UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "BST": 3600, "WEST": 3600, "CET": 3600, "MEZ": 3600,
@@ -167,13 +197,14 @@ _TZ_ABBREVIATIONS: Final[dict[str, int]] = {
     "PST": -28800, "PDT": -25200, "JST": 32400, "KST": 32400, "HKT": 28800, "SGT": 28800,
     "AEST": 36000, "AEDT": 39600,
 }
+#: Two defaults for dateutil that differ in year, month and day (see :func:`_parse_raw`).
+_DEFAULT_A: Final = datetime(1900, 1, 1)
+_DEFAULT_B: Final = datetime(1904, 2, 2)
 _DATE_ONLY: Final = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
 _MIN_YEAR: Final = 1995
 #: Slack of the fetched_at bound for timestamps and for bare dates.
 _SLACK_TIMED: Final = timedelta(hours=1)
 _SLACK_DAY: Final = timedelta(hours=14)
-#: Sources a URL's day overrules when they name a day more than one day later (rule 3).
-_URL_OVERRULES: Final = _MARKUP | {"feed"}
 
 
 @dataclass(frozen=True)
@@ -187,6 +218,8 @@ class Candidate:
     source: str
     local: datetime | date
     raw: str = ""
+    #: the page's markup names this date (htmldate's markup-only search agrees: rule 2b)
+    marked: bool = False
 
     @property
     def date_only(self) -> bool:
@@ -250,6 +283,41 @@ def date_from_url(url: str | None) -> date | None:
     return None
 
 
+def url_bounds(url: str | None) -> tuple[date, date] | None:
+    """The first and last day the URL path allows for the publication, or ``None``.
+
+    :param url: an absolute or relative URL.
+    :returns: ``(day, day)`` when the path carries a full date (:func:`date_from_url`), the first
+        and last day of the month when it carries a year and month only (``/2012/10/slug``,
+        ``/2020/06/88083``), else ``None``. The query and fragment are not read.
+    :raises: nothing.
+
+    Rationale: the URL is written once, by the publisher's CMS, when the article is created; a
+    date in it is the publisher's own record of the day (or month). On corpus sets 04/06/08/12 a
+    markup or text date outside it was an update time, a related story's date or the site's
+    clock (``benchmarks/extraction_quality.py`` measures the effect).
+
+    >>> url_bounds("https://example.com/blog/2012/10/some-post.html")
+    (datetime.date(2012, 10, 1), datetime.date(2012, 10, 31))
+    >>> url_bounds("https://example.com/politik/2024/09/30/wahl.html")
+    (datetime.date(2024, 9, 30), datetime.date(2024, 9, 30))
+    """
+    day = date_from_url(url)
+    if day is not None:
+        return day, day
+    if not url:
+        return None
+    path = url.split("://", 1)[-1]
+    path = path[path.find("/"):] if "/" in path else ""
+    m = _URL_MONTH.search(path.split("?", 1)[0].split("#", 1)[0])
+    if m is None:
+        return None
+    y, mo = int(m.group("y")), int(m.group("m"))
+    first = date(y, mo, 1)
+    last = (date(y + (mo == 12), mo % 12 + 1, 1) - timedelta(days=1))
+    return first, last
+
+
 def parse_datetime(value: Any, *, assume_utc: bool = True) -> datetime | None:
     """Parse a machine-readable timestamp into a timezone-aware UTC datetime.
 
@@ -301,8 +369,14 @@ def _parse_raw(value: Any) -> datetime | None:
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # UnknownTimezoneWarning for odd zone names
-                parsed = du_parser.parse(text, tzinfos=_TZ_ABBREVIATIONS)
+                parsed = du_parser.parse(text, tzinfos=_TZ_ABBREVIATIONS, default=_DEFAULT_A)
+                # dateutil fills what the string lacks from ``default`` (today unless given):
+                # "10:52" would become today at 10:52. A second parse with another default
+                # shows which parts were missing; a value without year, month and day is no date.
+                other = du_parser.parse(text, tzinfos=_TZ_ABBREVIATIONS, default=_DEFAULT_B)
         except (ValueError, OverflowError, TypeError, ImportError):
+            return None
+        if (parsed.year, parsed.month, parsed.day) != (other.year, other.month, other.day):
             return None
     if parsed.tzinfo is not None and parsed.tzinfo.utcoffset(parsed) is None:
         parsed = parsed.replace(tzinfo=None)
@@ -372,6 +446,69 @@ def _within(c: Candidate, fetched_at: datetime | None, first_linked_at: datetime
     return True
 
 
+def _in_bounds(c: Candidate, bounds: tuple[date, date] | None) -> bool:
+    """Rule 3: the URL's day (or month) bounds every candidate but the sitemap's.
+
+    A candidate with its own non-zero offset is judged by its local day; a UTC (or borrowed
+    UTC) timestamp of the markup by every day some real zone (UTC-12 .. UTC+14) shows for its
+    instant; a bare date and a text guess by its day.
+    """
+    if bounds is None or c.source in ("url", "sitemap"):
+        return True
+    lo, hi = bounds
+    if lo == hi and c.source not in _GUESSES and c.source != "label":
+        # a day: page markup and feeds may name the next one (a story written in the evening,
+        # its URL dated then, published after midnight); more than that is an update
+        hi = hi + timedelta(days=1)
+    elif c.source not in _GUESSES and c.source != "label":
+        # a month only: page markup and feeds after it stand (an old story re-published:
+        # der-postillon.com/2018/04/... carries datePublished 2024-04-25 in JSON-LD and
+        # <time>, the day set 04 records); nothing is published before the URL was written
+        hi = date.max - timedelta(days=1)
+    if isinstance(c.local, datetime) and not c.local.utcoffset() and c.source not in _GUESSES:
+        # (a guess's wall clock is the day the page prints: judged by its day below)
+        try:
+            utc = c.utc.replace(tzinfo=None)
+        except (OverflowError, ValueError):
+            return False
+        return (utc - _WEST).date() <= hi and (utc + _EAST).date() >= lo
+    return lo <= c.day <= hi
+
+
+def _fetch_day_guess(c: Candidate, fetched_at: datetime | None,
+                     bounds: tuple[date, date] | None) -> bool:
+    """Rule 2b: a guess from the page's text that names the day of the fetch (in any zone) is
+    the site's clock ("today" in a header bar), not a publication date — unless the URL names
+    that day too. Page markup (JSON-LD, Open Graph, microdata, meta, marked ``<time>``), feeds
+    and sitemaps may name the fetch day."""
+    if fetched_at is None or c.source not in _GUESSES or c.marked:
+        return False
+    if bounds is not None and bounds[0] <= c.day <= bounds[1]:
+        return False
+    utc = fetched_at.astimezone(timezone.utc).replace(tzinfo=None)
+    return (utc - _WEST).date() <= c.day <= (utc + _EAST).date()
+
+
+def _publisher_offset(cands: list[Candidate]) -> timezone | None:
+    """The first non-zero UTC offset the page's own markup gives (its publisher's zone)."""
+    for c in cands:
+        if c.source in _MARKUP and isinstance(c.local, datetime):
+            off = c.local.utcoffset()
+            if off:
+                return timezone(off)
+    return None
+
+
+def _on_day(value: datetime, day: date) -> datetime:
+    """``value`` in the whole-hour offset nearest to UTC (UTC-12 .. UTC+14) whose wall clock
+    falls on ``day``; ``value`` itself when none does."""
+    for hours in sorted(range(-12, 15), key=abs):
+        shown = value.astimezone(timezone(timedelta(hours=hours)))
+        if shown.date() == day:
+            return shown
+    return value
+
+
 def _near(a: date, b: date, days: int = 1) -> bool:
     return abs((a - b).days) <= days
 
@@ -414,12 +551,19 @@ def resolve_dates(
         raw.append(("feed", feed_date))
     if tree is not None:
         _markup(tree, ld, raw, modified_raw)
-    url_day = date_from_url(url)
+    bounds = url_bounds(url)
+    url_day = bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
     if url_day is not None:
         raw.append(("url", url_day))
     cands = _localize(raw)
+
+    def admissible(c: Candidate) -> bool:
+        return (_within(c, fetched_at, first_linked_at, max_link_lag) and _in_bounds(c, bounds)
+                and not _fetch_day_guess(c, fetched_at, bounds))
+
+    kept = [c for c in cands if admissible(c)]
     if extensive and tree is not None and not any(
-        c.source != "url" and CONFIDENCE[c.source] >= 0.8 for c in cands
+        c.source != "url" and CONFIDENCE[c.source] >= 0.8 for c in kept
     ):
         labelled = _labelled_date(_visible_text(tree, lists=True))
         if labelled is not None:
@@ -430,28 +574,51 @@ def resolve_dates(
                 c.local for c in cands if isinstance(c.local, datetime))))
         found = _htmldate(tree, url, fetched_at)
         if found is not None:
-            cands.append(Candidate("htmldate", found, found.isoformat()))
-    kept = [c for c in cands if _within(c, fetched_at, first_linked_at, max_link_lag)]
+            cand = Candidate("htmldate", found, found.isoformat())
+            if _fetch_day_guess(cand, fetched_at, bounds) \
+                    and _htmldate(tree, url, fetched_at, markup_only=True) == found:
+                cand = Candidate("htmldate", found, found.isoformat(), marked=True)
+            cands.append(cand)
+        kept = [c for c in cands if admissible(c)]
     rejected = tuple(c for c in cands if c not in kept)
+    modified_cands = _localize(modified_raw, tuple(
+        c.local for c in cands if isinstance(c.local, datetime)))
     modified = _first_modified(modified_raw, cands)
     if not kept:
         return Resolution(modified=modified, candidates=tuple(cands), rejected=rejected)
     best = min(kept, key=lambda c: (-CONFIDENCE[c.source], _ORDER[c.source]))
-    url_c = next((c for c in kept if c.source == "url"), None)
-    if url_c is not None and best.source in _URL_OVERRULES and (best.day - url_c.day).days > 1:
-        best = url_c  # rule 3: the markup (or feed) date is an update
     if best.date_only:  # a bare date gives way to a timed candidate of the same day
         timed = [c for c in kept if not c.date_only and c.day == best.day]
         if timed:
             best = Candidate(best.source, min(timed, key=lambda c: _ORDER[c.source]).local, best.raw)
-    local = best.local
+    local: datetime | date = best.local
     if isinstance(local, datetime) and local.utcoffset() == timedelta(0):
-        # a UTC timestamp: show it in the offset another candidate gives the same instant
-        for c in kept:
-            if (isinstance(c.local, datetime) and c.local.utcoffset()
-                    and abs((c.utc - best.utc).total_seconds()) <= 60):
-                local = local.astimezone(c.local.tzinfo)
-                break
+        # a UTC timestamp: show it in the offset another candidate gives the same instant,
+        # else in the publisher's zone when the page's markup gives one anywhere (rule 5)
+        zone = next((c.local.tzinfo for c in kept if isinstance(c.local, datetime)
+                     and c.local.utcoffset() and abs((c.utc - best.utc).total_seconds()) <= 60),
+                    None) or _publisher_offset([*cands, *modified_cands])
+        if zone is not None:
+            local = local.astimezone(zone)
+    if (url_day is None and extensive and tree is not None and isinstance(local, datetime)
+            and not local.utcoffset()):
+        # a UTC time and no zone anywhere: the day the page prints for its reader (a labelled
+        # date, else the byline's timestamp) decides the local day when it is the next or
+        # previous one (rule 5)
+        seen = next((c.day for c in cands if c.source in ("label", "text")), None)
+        if seen is None and not any(c.source in ("label", "text") for c in cands):
+            labelled = _labelled_date(_visible_text(tree, lists=True))
+            stamp = None if labelled else _text_timestamp(_visible_text(tree, lists=False))
+            seen = labelled or (stamp.date() if stamp else None)
+        if seen is not None and abs((seen - local.date()).days) == 1:
+            shown = _on_day(local, seen)
+            if shown.date() == seen:
+                local = shown
+    if (url_day is not None and isinstance(local, datetime) and local.date() != url_day
+            and not local.utcoffset()):
+        # a UTC instant the URL's day places in another zone: keep the instant, shown in the
+        # whole-hour offset nearest to UTC that gives the URL's day (the true zone is unknown)
+        local = _on_day(local, url_day)
     agree = {c.source for c in kept if c.source != best.source and _near(c.day, best.day)}
     against = {c.source for c in kept if c.source != best.source and not _near(c.day, best.day)
                and CONFIDENCE[c.source] >= 0.8}
@@ -490,7 +657,11 @@ def _markup(tree: Any, ld: dict[str, Any] | None, raw: list[tuple[str, Any]],
     for el in tree.xpath('//*[@itemprop="datePublished" or @itemprop="datepublished"]')[:2]:
         value = el.get("content") or el.get("datetime")
         if el.tag != "meta" and not value:
-            value = (el.text_content() or "").strip()
+            # <abbr itemprop="datePublished" title="2017-09-09T10:52:00+02:00">10:52</abbr>:
+            # the machine-readable value is the title (microformats' abbr pattern); the
+            # visible text is often a bare time of day
+            value = (el.get("title") or "").strip() if _parse(el.get("title") or "") else ""
+            value = value or (el.text_content() or "").strip()
         if value:
             raw.append(("microdata", value))
     for key in _OTHER_META:
@@ -621,8 +792,14 @@ def _first_modified(modified_raw: list[tuple[str, Any]], cands: list[Candidate])
     return None
 
 
-def _htmldate(tree: Any, url: str, fetched_at: datetime | None) -> date | None:
+def _htmldate(tree: Any, url: str, fetched_at: datetime | None, *,
+              markup_only: bool = False) -> date | None:
     """htmldate's extensive search (original date), bounded by ``fetched_at``; day precision.
+
+    ``markup_only``: htmldate's fast search (no ``extensive_search``) on a copy of the page
+    without its visible text (:func:`_markup_only`): a date it finds there is in the page's
+    machine-readable part (``<meta>``, attributes, scripts' JSON), not a date printed for the
+    reader such as a header bar's "today" (rule 2b).
 
     htmldate is given a copy of the page without the ``href`` of its ``<a>`` elements: its
     last-resort pattern search reads the serialised HTML, attributes included, and took the
@@ -634,12 +811,12 @@ def _htmldate(tree: Any, url: str, fetched_at: datetime | None) -> date | None:
         from htmldate import find_date
     except ImportError:  # pragma: no cover - htmldate ships with trafilatura
         return None
-    tree = _without_links(tree)
+    tree = _markup_only(tree) if markup_only else _without_links(tree)
     max_date = None
     if fetched_at is not None:
         max_date = (fetched_at.astimezone(timezone.utc) + _SLACK_DAY).strftime("%Y-%m-%d")
     try:
-        found = find_date(tree, url=url or None, extensive_search=True, original_date=True,
+        found = find_date(tree, url=url or None, extensive_search=not markup_only, original_date=True,
                           outputformat="%Y-%m-%d", max_date=max_date)
     except Exception:  # noqa: BLE001 - htmldate raises on some malformed trees
         return None
@@ -649,6 +826,27 @@ def _htmldate(tree: Any, url: str, fetched_at: datetime | None) -> date | None:
         return date.fromisoformat(found)
     except ValueError:
         return None
+
+
+def _markup_only(tree: Any) -> Any:
+    """A copy of ``tree`` without links' ``href`` and without the text of every element but
+    ``<script>`` and ``<style>`` (the tree itself on failure): what is left is markup."""
+    try:
+        copy = deepcopy(tree)
+        for el in copy.iter():
+            if not isinstance(el.tag, str):
+                el.text = None  # comments, processing instructions
+                continue
+            if el.tag == "a":
+                el.attrib.pop("href", None)
+            if el.tag not in ("script", "style", "html", "head"):
+                el.text = None
+            parent = el.getparent()
+            if parent is not None and parent.tag not in ("script", "style"):
+                el.tail = None
+    except Exception:  # noqa: BLE001 - a tree that cannot be copied is not searched
+        return None
+    return copy
 
 
 def _without_links(tree: Any) -> Any:

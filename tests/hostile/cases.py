@@ -82,6 +82,49 @@ def calendar_trap(h: Handler, path: str) -> None:
                      f"{links}<a href='/calendar-trap/{year}/{month:02d}/'>weiter</a>"))
 
 
+# --- pages that are not articles (newscrawl/algorithms/pagekind.py) ---------------------------
+
+#: Article-shaped URLs of the soft-404 case; each answers 200 with the same "not found" page.
+SOFT_404_PAGES = 5
+
+
+def soft_404_paths() -> list[str]:
+    return [f"/soft-404/2024-10-01/soft-404-article-of-the-day-{i}.html"
+            for i in range(1, SOFT_404_PAGES + 1)]
+
+
+@case("soft-404")
+def soft_404(h: Handler, path: str) -> None:
+    """Dead article links answered 200 with the site's "Seite nicht gefunden" page (issue 23:
+    20 such pages were stored as 20 articles)."""
+    if path == "/soft-404/":
+        links = "".join(f"<li><a href='{p}'>Artikel {i}</a></li>" for i, p in enumerate(soft_404_paths()))
+        h.send(200, page("soft-404", f"<ul>{links}</ul>"))
+        return
+    h.send(200, page("Seite nicht gefunden | Hostile Zeitung",
+                     "<nav><a href='/soft-404/'>Start</a></nav><h1>Seite nicht gefunden</h1>"
+                     "<p>Die angeforderte Seite existiert leider nicht (mehr). Bitte versuchen "
+                     "Sie es mit der Suche oder kehren Sie zur Startseite zurück.</p>"))
+
+
+#: The calendar archive page's URL (issue 23: ``/calendar/2024/05/archive`` stored as an article).
+CALENDAR_ARCHIVE_PATH = "/calendar-archive/calendar/2024/05/archive"
+
+
+@case("calendar-archive")
+def calendar_archive(h: Handler, path: str) -> None:
+    """A month's calendar archive: a list of the month's stories with teasers."""
+    if path == "/calendar-archive/":
+        h.send(200, page("calendar-archive", f"<ul><li><a href='{CALENDAR_ARCHIVE_PATH}'>Mai 2024"
+                                             "</a></li></ul>"))
+        return
+    teasers = "".join(
+        f"<div class='teaser'><h2>Meldung {d} vom {d}. Mai 2024</h2><p>Die Regierung berät über "
+        f"den Haushalt, die Opposition kritisiert die Pläne scharf (Teil {d}).</p></div>"
+        for d in range(1, 9))
+    h.send(200, page("Archiv Mai 2024 | Hostile Zeitung", f"<main>{teasers}</main>"))
+
+
 # --- broken transfers ----------------------------------------------------------------------------
 
 

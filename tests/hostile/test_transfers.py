@@ -1,9 +1,13 @@
-"""Hostile cases of encodings, sizes and broken transfers (tests/hostile/cases.py): each stores
-the right result, or skips it with a counted, logged reason; the crawl itself finishes."""
+"""Hostile cases of encodings, sizes, broken transfers and pages that are not articles (soft 404s,
+a calendar archive) (tests/hostile/cases.py): each stores the right result, or skips it with a
+counted, logged reason; the crawl itself finishes."""
 
 from __future__ import annotations
 
-from tests.hostile.cases import GBK_TITLE, HUGE_PAGE_BYTES, LONG_URL_BYTES, MANY_LINKS, RAW_DEFLATE_TITLE
+from tests.hostile.cases import (
+    CALENDAR_ARCHIVE_PATH, GBK_TITLE, HUGE_PAGE_BYTES, LONG_URL_BYTES, MANY_LINKS, RAW_DEFLATE_TITLE,
+    SOFT_404_PAGES, soft_404_paths,
+)
 
 
 def test_the_crawl_finishes(hostile):
@@ -92,3 +96,23 @@ def test_10_kb_url_is_dropped_and_counted(hostile):
 
 def test_every_request_went_to_an_allowed_host(hostile):
     assert hostile.site.connections_to("trap") == []
+
+
+def test_soft_404s_are_not_stored_as_articles(hostile):
+    urls = [hostile.url(p) for p in soft_404_paths()]
+    assert all(len(hostile.site.requests_to(p)) >= 1 for p in soft_404_paths())  # all fetched
+    assert hostile.store.articles.count_documents({"url": {"$in": urls}}) == 0
+    assert hostile.stat("newscrawl/extraction/soft_404") == SOFT_404_PAGES
+    nodes = list(hostile.store.nodes.find({"url": {"$in": urls}}))
+    assert len(nodes) == SOFT_404_PAGES and {n["page_kind"] for n in nodes} == {"soft_404"}
+    assert len(hostile.log_lines(r"Not storing .* a soft_404 page")) == 1  # logged once
+
+
+def test_a_calendar_archive_page_is_not_stored_as_an_article(hostile):
+    url = hostile.url(CALENDAR_ARCHIVE_PATH)
+    assert hostile.site.requests_to(CALENDAR_ARCHIVE_PATH)
+    assert hostile.store.articles.find_one({"url": url}) is None
+    node = hostile.store.nodes.find_one({"url": url})
+    # fetched as an article (role content), stored as a node with its kind
+    assert node is not None and node["role"] == "content" and node["page_kind"] == "calendar"
+    assert hostile.stat("newscrawl/extraction/calendar") == 1
