@@ -65,6 +65,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from _freshness import index_visits, median, p90, periodic, read_jsonl  # noqa: E402
+from _freshness import poll_latency as _poll_latency  # noqa: E402
 from _targets import figure, target  # noqa: E402
 
 from newscrawl.algorithms.channelsched import sqrt_allocation  # noqa: E402
@@ -85,78 +87,10 @@ def site_config(duration: float, seed: int) -> dict:
             "correct_after": 30.0, "no_validators": HOSTS[5], "no_head": HOSTS[4], "seed": seed}
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def channel_of(path: str) -> int | None:
-    if path.startswith("/section") and path.endswith("/") and path.count("/") == 2:
-        try:
-            return int(path[len("/section"):-1])
-        except ValueError:
-            return None
-    return None
-
-
-def index_visits(requests: list[dict]) -> list[tuple[float, str, int]]:
-    """(time, host, channel) of each index visit: a HEAD and the GET that follows it within
-    5 s count once."""
-    visits: list[tuple[float, str, int]] = []
-    last_head: dict[tuple[str, int], float] = {}
-    for r in requests:
-        k = channel_of(r["path"])
-        if k is None:
-            continue
-        key = (r["host"], k)
-        if r["method"] == "HEAD":
-            last_head[key] = r["t"]
-            visits.append((r["t"], r["host"], k))
-        elif r["method"] == "GET":
-            head = last_head.pop(key, None)
-            if head is None or r["t"] - head > 5.0:
-                visits.append((r["t"], r["host"], k))
-    return visits
-
-
 def poll_latency(articles: list[dict], by_channel: dict, visit_times: dict) -> list[float]:
-    """Discovery latency of each article under a poller visiting channel c at visit_times[c]."""
-    out = []
-    for a in articles:
-        key = (a["host"], a["channel"])
-        pubs = by_channel[key]
-        latency = math.inf
-        for v in visit_times[key]:
-            if v < a["published"]:
-                continue
-            newer = sum(1 for p in pubs if a["published"] < p <= v)
-            if newer < INDEX_SIZE:
-                latency = v - a["published"]
-            break
-        out.append(latency)
-    return out
-
-
-def periodic(start: float, end: float, interval: float, phase: float) -> list[float]:
-    times, t = [], start + phase * interval
-    while t <= end + interval:
-        times.append(t)
-        t += interval
-    return times
-
-
-def median(xs: list[float]) -> float:
-    ys = sorted(xs)
-    if not ys:
-        return math.nan
-    n = len(ys)
-    return ys[n // 2] if n % 2 else (ys[n // 2 - 1] + ys[n // 2]) / 2
-
-
-def p90(xs: list[float]) -> float:
-    ys = sorted(xs)
-    return ys[min(len(ys) - 1, int(0.9 * len(ys)))] if ys else math.nan
+    """Discovery latency of each article under a poller visiting channel c at visit_times[c]
+    (the matrix's scoring, :func:`_freshness.poll_latency`, at this site's list length)."""
+    return _poll_latency(articles, by_channel, visit_times, INDEX_SIZE)
 
 
 def run_rate(rate: float, minutes: float, seed: int, work: Path, warmup: float,
