@@ -251,9 +251,11 @@ NEWSCRAWL_ROBOTS_RETRY_DELAY = 600.0
 #: Keep a crawl-state record per known URL (``pages`` collection) and re-crawl incrementally:
 #: seeds plus known pages that are due, HEAD/conditional checks, versions, PageRank.
 NEWSCRAWL_REVISIT_ENABLED = True
-#: Shortest revisit interval of a page (seconds); every estimator's answer is clamped to it.
+#: Shortest revisit interval of a page (seconds); every estimator's answer is clamped to it. In
+#: monitoring mode it bounds the re-checks of known articles only: sources (channel pages,
+#: feeds, sitemaps, home pages) use NEWSCRAWL_WATCH_MIN_INTERVAL / NEWSCRAWL_WATCH_MAX_INTERVAL.
 NEWSCRAWL_REVISIT_MIN_INTERVAL = 600.0
-#: Longest revisit interval of a page (seconds).
+#: Longest revisit interval of a page (seconds; in monitoring mode not of sources, as above).
 NEWSCRAWL_REVISIT_MAX_INTERVAL = 7 * 86400.0
 #: Interval after a failed visit (HTTP status >= 400, no answer), doubled per consecutive miss
 #: (seconds).
