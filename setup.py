@@ -14,7 +14,8 @@ setup(
     description="Incremental news crawler on Scrapy: link classification, NewsPageRank, MongoDB",
     python_requires=">=3.11",
     packages=["newscrawl", "newscrawl.algorithms", "newscrawl.distributed", "newscrawl.embedded",
-              "newscrawl.store", "newscrawl.commands", "extensions", "spiders", "middlewares", "pipelines"],
+              "newscrawl.store", "newscrawl.commands", "newscrawl.search", "newscrawl.warc",
+              "extensions", "spiders", "middlewares", "pipelines"],
     package_data={"newscrawl": ["py.typed"]},  # PEP 561: the package ships its type hints
     entry_points={
         "scrapy": ["settings = newscrawl.settings"],

@@ -28,7 +28,7 @@ from typing import Any
 
 from scrapy.utils.asyncio import create_looping_call
 
-from newscrawl.algorithms.watch import DelayWindow, quantile
+from newscrawl.algorithms.watch import BACKLOG, DelayWindow, quantile
 from newscrawl.algorithms.watchstatus import (first_sweep, first_sweep_line, idle_reason, outlook,
                                               outlook_text)
 from newscrawl.crawlstate import RunState
@@ -112,7 +112,8 @@ class WatchLog:
         if sent:
             return outlook_text(ahead)
         self.stats.inc_value(f"{_PREFIX}/idle_intervals")
-        wait = state.rate.wait(now) if state.rate is not None else None
+        # what waits once news and sources had their tokens: backlog and re-checks (the reserve)
+        wait = state.rate.wait(now, BACKLOG) if state.rate is not None else None
         return idle_reason(ahead, now, token_wait=wait, watch_end=self.watch_end)
 
     def visited(self, record: dict[str, Any], now: float) -> None:

@@ -4,7 +4,7 @@ prints its base URL; ``--articles N`` (default 8), ``--feed-only K`` (the last K
 listed in the feed only, not on the home page), ``--delay S`` (seconds before each answer),
 ``--edition 2`` (article 0 corrected: another paragraph, ETag ``v2``), ``--port P``.
 
-* ``/`` home page: links to every article (``/politik/2026-12-04/bericht-N.html``), a feed link;
+* ``/`` home page: links to every article (``/politik/2024-10-01/bericht-N.html``), a feed link;
 * articles: HTML with a title, Open Graph date and paragraphs; gzip-encoded (``mtime=0``, so the
   bytes are :func:`article_wire_bytes`) when the request accepts gzip, with an ``ETag`` and
   ``Last-Modified``; ``If-None-Match`` with the ETag answers ``304``; every third article is sent
@@ -25,7 +25,7 @@ CORRECTED = "Fri, 25 Oct 2024 06:00:00 GMT"
 
 
 def article_path(n: int) -> str:
-    return f"/politik/2026-12-04/bericht-ueber-den-haushalt-{n:03d}.html"
+    return f"/politik/2024-10-01/bericht-ueber-den-haushalt-{n:03d}.html"  # the day of its markup date
 
 
 def article_html(n: int, edition: int = 1) -> bytes:

@@ -172,7 +172,7 @@ def deployed(scrapyd, egg, project_copy, tmp):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     answer = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert answer["status"] == "ok" and answer["spiders"] == 1, answer
+    assert answer["status"] == "ok" and answer["spiders"] == 2, answer  # news, warcimport
     return scrapyd
 
 
@@ -294,13 +294,13 @@ def test_egg_packages_load_from_the_egg_in_a_clean_directory(egg, tmp):
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     for name, file in found["files"].items():
         assert file.startswith(str(egg) + os.sep), f"{name} was imported from {file}, not the egg"
-    assert found["spiders"] == ["news"]
+    assert found["spiders"] == ["news", "warcimport"]
 
 
 def test_scrapyd_lists_the_news_spider(deployed):
     with urlopen(f"{deployed.url}listspiders.json?project={PROJECT}", timeout=60) as response:
         answer = json.loads(response.read())
-    assert answer["status"] == "ok" and answer["spiders"] == ["news"]
+    assert answer["status"] == "ok" and answer["spiders"] == ["news", "warcimport"]
 
 
 # --- crawls -------------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ SETTINGS = {
     "NEWSCRAWL_REVISIT_MAX_INTERVAL": 6,
     "NEWSCRAWL_WATCH_MIN_INTERVAL": 2,  # sources: monitoring mode's own bounds
     "NEWSCRAWL_WATCH_MAX_INTERVAL": 6,
+    # the site publishes 2 articles a second: a politeness budget above that (the default, one
+    # request a second per site, would make this a test of the budget, not of the validators)
+    "NEWSCRAWL_WATCH_SITE_RATE": 36000,
     "NEWSCRAWL_REVISIT_FLUSH_INTERVAL": 1,
     "NEWSCRAWL_WATCH_LOG_INTERVAL": 10,
     "NEWSCRAWL_PAGERANK_ENABLED": False,

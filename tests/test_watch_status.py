@@ -25,6 +25,11 @@ SETTINGS = {
     # nothing is revisited sooner than 15 s: after the first sweep the watch is idle a while
     "NEWSCRAWL_REVISIT_MIN_INTERVAL": 15,
     "NEWSCRAWL_REVISIT_MAX_INTERVAL": 15,
+    "NEWSCRAWL_WATCH_MIN_INTERVAL": 15,  # sources: monitoring mode's own bounds
+    "NEWSCRAWL_WATCH_MAX_INTERVAL": 15,
+    # the re-checks due at 15 s go out at once (the default politeness budget, one request a
+    # second for this one site, would spread them over the idle interval)
+    "NEWSCRAWL_WATCH_SITE_RATE": 36000,
     "NEWSCRAWL_WATCH_LOG_INTERVAL": 4,
     "NEWSCRAWL_PAGERANK_ENABLED": False,
     "LOG_LEVEL": "INFO",

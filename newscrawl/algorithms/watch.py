@@ -378,10 +378,12 @@ class RateBudget:
         self._refill(now)
         return self.tokens
 
-    def wait(self, now: float) -> float:
-        """Seconds from ``now`` until the global bucket holds a token again (0: it does)."""
+    def wait(self, now: float, dispatch: int | None = None) -> float:
+        """Seconds from ``now`` until the global bucket holds a token again (0: it does); for
+        backlog and re-checks (``dispatch`` ≥ :data:`BACKLOG`) one beyond the :attr:`reserve`."""
         self._refill(now)
-        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate
+        need = 1.0 + (self.reserve if dispatch is not None and dispatch >= BACKLOG else 0.0)
+        return 0.0 if self.tokens >= need else (need - self.tokens) / self.rate
 
 
 class DelayWindow:
