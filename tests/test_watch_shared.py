@@ -237,7 +237,8 @@ def test_two_watch_workers_share_channels_rate_and_take_over_a_killed_one(tmp_pa
 
     mine = {page(e["url"]) for e in bench.read_exchanges(logs[:1]) if e["start"] < killed}
     assert watched & mine, "worker 0 fetched no channel page before it was killed"
-    limit = killed + WORKER_TIMEOUT + CLAIM_TTL + MAX_INTERVAL + 2.0
+    # (+ 5 s: a survivor busy with the killed worker's articles on a loaded 2-core machine)
+    limit = killed + WORKER_TIMEOUT + CLAIM_TTL + MAX_INTERVAL + 5.0
     after = {page(e["url"]) for e in bench.read_exchanges(logs[1:]) if killed < e["start"] <= limit}
     assert watched <= after, sorted(watched - after)
 
