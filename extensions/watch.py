@@ -55,14 +55,15 @@ _ARTICLE_WINDOW = 600.0
 class WatchExtension:
     """Keep a crawl running and feed it what is due (module docstring).
 
-    Args:
-        crawler: the crawler (its engine takes the requests).
-        duration: stop after this many seconds (None: until stopped); log_interval: seconds
-            between the status lines; stale_after: seconds after which a page requested but
-            never visited may be requested again; backlog: most requests waiting in Scrapy's
-            scheduler before feeding pauses; share: this worker's side of the schedule shared
-            over Redis (None: one process); site_rate: requests/hour per site without a rate;
-            burst: seconds of the rate saved up at most.
+    Args: ``crawler`` (its engine takes the requests); ``duration``: stop after this many seconds
+    (None: until stopped); ``log_interval``: seconds between status lines; ``stale_after``: seconds
+    after which a page requested, never visited, may be requested again; ``backlog``: most
+    requests waiting in Scrapy's scheduler before feeding pauses; ``share``: this worker's side of
+    the schedule shared over Redis (None: one process); ``site_rate``: requests/hour per site
+    without a rate; ``burst``: seconds of the rate saved up at most.
+
+    Raises:
+        ValueError: a negative (or NaN) ``site_rate`` or ``burst``.
     """
 
     def __init__(self, crawler: Any, *, duration: float | None = None,
@@ -73,7 +74,10 @@ class WatchExtension:
                  burst: float = defaults.NEWSCRAWL_WATCH_BURST) -> None:
         self.crawler, self.stats, self.duration, self.share = crawler, crawler.stats, duration, share
         self.stale_after, self.backlog = max(1.0, stale_after), max(1, backlog)
-        self.site_rate, self.burst = max(float(site_rate), 0.0), max(float(burst), 0.0)
+        if not (site_rate >= 0 and burst >= 0):  # (NaN too)
+            raise ValueError("NEWSCRAWL_WATCH_SITE_RATE and NEWSCRAWL_WATCH_BURST must be >= 0, got "
+                             f"{site_rate!r} and {burst!r}")
+        self.site_rate, self.burst = float(site_rate), float(burst)
         self.default_rate = False  # the request rate is the politeness default (no -a rate)
         self.log = WatchLog(crawler.stats, interval=log_interval)
         self.queue, self.ready = DueQueue(), ReadyPages()
@@ -82,8 +86,8 @@ class WatchExtension:
         self.spider: Any = None
         self.deadline: float | None = None
         self.closing = self._filled = False
-        self._call: Any = None
-        self._wake_time: float | None = None  # when the timer fires (run clock)
+        self._call: Any = None  # the timer, and when it fires (run clock)
+        self._wake_time: float | None = None
         self._replanned, self._started = -float("inf"), None  # type: float, float | None
         self._article_visits: deque[float] = deque()  # news and re-check fetches (not backlog)
 
@@ -201,17 +205,15 @@ class WatchExtension:
         if now - self._replanned >= _REPLAN_EVERY:
             self._replan(now)
         self._release_stale(now)
-        sleep = self._sleep(now, self._take_due(now) and self._feed(now))
+        self._wake_in(sleep := self._sleep(now, self._take_due(now) and self._feed(now)))
         logger.debug("Watch: %d queued, %d ready, %d in flight; sleeping %.2f s",
                       len(self.queue), len(self.ready), len(self.inflight), sleep)
-        self._wake_in(sleep)
 
     def _replan(self, now: float) -> None:
         """Give the channel scheduler what the request rate leaves after the news and re-check
         fetches of the last minutes; move the channels' due times to its new plan."""
-        state = self.state
+        state, self._replanned = self.state, now
         assert state is not None
-        self._replanned = now
         visits = self._article_visits
         while visits and visits[0] < now - _ARTICLE_WINDOW:
             visits.popleft()
@@ -258,12 +260,10 @@ class WatchExtension:
         return bool(self.ready)
 
     def _room(self, most: int | None = None) -> bool:
-        """May one more request go to the engine (fewer than ``most``, default ``backlog``,
-        waiting in Scrapy's scheduler)?"""
+        """May one more request go (fewer than ``most``, default ``backlog``, in Scrapy's queue)?"""
         engine = self.crawler.engine
-        scheduler = getattr(engine, "scheduler", None)
         try:
-            queued = len(scheduler) if scheduler is not None else 0
+            queued = len(engine.scheduler) if getattr(engine, "scheduler", None) is not None else 0
         except TypeError:
             queued = 0
         return not engine.needs_backout() and queued < (self.backlog if most is None else most)

@@ -147,12 +147,15 @@ class RevisitConfig:
             raise ValueError(f"channel_rate must be a finite number >= 0, got {self.channel_rate}")
         lo, hi = self.source_bounds
         if not (0 < lo <= hi) or not math.isfinite(hi):
-            raise ValueError(f"need 0 < source_min_interval <= source_max_interval < inf, "
-                             f"got [{lo}, {hi}]")
+            raise ValueError(f"need 0 < source_min_interval <= source_max_interval < inf "
+                             f"(NEWSCRAWL_WATCH_MIN_INTERVAL / NEWSCRAWL_WATCH_MAX_INTERVAL in "
+                             f"monitoring mode, seconds), got [{lo}, {hi}]")
         if not (self.reference_interval > 0 and math.isfinite(self.reference_interval)):
-            raise ValueError(f"reference_interval must be > 0 seconds, got {self.reference_interval}")
+            raise ValueError(f"reference_interval (NEWSCRAWL_WATCH_REFERENCE_INTERVAL) must be "
+                             f"> 0 seconds, got {self.reference_interval}")
         if self.explore_interval is not None and not self.explore_interval > 0:
-            raise ValueError(f"explore_interval must be > 0 seconds, got {self.explore_interval}")
+            raise ValueError(f"explore_interval (NEWSCRAWL_WATCH_EXPLORE_INTERVAL) must be > 0 "
+                             f"seconds, got {self.explore_interval}")
 
     @property
     def source_bounds(self) -> tuple[float, float]:
